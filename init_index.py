@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Build the retrieval index (FAISS vectors + BM25 tokens + documents + manifest) into the data dir.
+
+Idempotent: when the corpus, the embedder and the tokenizer are unchanged the existing index is kept (use
+--force to rebuild). The build goes to a temporary folder and is swapped in atomically at the end, so an
+interrupted build leaves the previous index usable.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from agentic_rag.config import get_settings
+from agentic_rag.corpus import CorpusError, file_sha256, load_corpus
+from agentic_rag.embedder import load_embedder
+from agentic_rag.index import IndexError_, build_index
+from agentic_rag.models import ModelNotAvailableError, resolve_embedder
+from agentic_rag.tokenizer import LegalTokenizer
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings = get_settings()
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--corpus", type=Path, default=settings.corpus_path,
+                   help="chinese_law.txt-style file, or a LawRefBook *.jsonl[.gz] (default: %(default)s)")
+    p.add_argument("--structure", type=Path, default=settings.corpus_structure,
+                   help="JSONL with chapter/section per article (law-text corpora only)")
+    p.add_argument("--data-dir", type=Path, default=settings.data_dir)
+    p.add_argument("--force", action="store_true", help="rebuild even if the index is up to date")
+    p.add_argument("--allow-malformed", action="store_true", help="skip malformed lines (each is logged)")
+    p.add_argument("--keys-file", type=Path, help="LawRefBook only: JSONL of {path, article} to keep")
+    p.add_argument("--national-only", action="store_true", help="LawRefBook only: drop local (DLC/) laws")
+    p.add_argument("--embedding-model", default=settings.embedding_model,
+                   help="embedder name or path (default: EMBEDDING_MODEL, else bge-m3, else the offline pack)")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+    try:
+        structure = args.structure if args.corpus.resolve() == settings.corpus_path.resolve() else None
+        docs = load_corpus(args.corpus, structure=structure, allow_malformed=args.allow_malformed,
+                           keys_file=args.keys_file, national_only=args.national_only)
+        embedder = load_embedder(resolve_embedder(args.embedding_model, settings.models_dir), settings.embed_batch_size)
+        manifest = build_index(docs, embedder, LegalTokenizer(), args.data_dir, corpus_source=str(args.corpus),
+                               corpus_file_sha256=file_sha256(args.corpus), force=args.force)
+    except (CorpusError, ModelNotAvailableError, IndexError_, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"index: {manifest.doc_count} documents, embedder {manifest.embedder_id} ({manifest.embedder_dim} dims), "
+          f"in {args.data_dir / manifest.index_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

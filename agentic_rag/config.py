@@ -66,9 +66,11 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 120.0
     llm_max_retries: int = 1
     quality_threshold: int = Field(32, ge=0, le=40)
+    max_attempts: int = Field(1, ge=1, le=4, description="retrieve+evaluate rounds; the best one is kept")
 
     # --- web search
     serpapi_api_key: str | None = None
+    serpapi_base_url: str | None = Field(None, description="another SerpApi-compatible host (default serpapi.com)")
     serpapi_timeout_s: float = 15.0
     web_results: int = 5
 

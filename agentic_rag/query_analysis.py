@@ -16,7 +16,7 @@ QueryType = Literal["exact", "keyword", "semantic"]
 
 # 第二十八条 / 第28条 / 第 28 条 / 个人信息保护法第29条 / 二十八条 / 28条
 _REF_RE = re.compile(
-    rf"(?:《?(?P<law>[\u4e00-\u9fff]{{2,30}}?(?:法|法典|典|条例|规定|办法|解释))》?\s*)?"
+    rf"(?:《?(?P<law>(?:(?![第条])[\u4e00-\u9fff]){{1,30}}?(?:法|法典|典|条例|规定|办法|解释))》?\s*)?"
     rf"(?P<di>第)?\s*(?P<num>[0-9]{{1,4}}|[{CHINESE_NUMERAL_CHARS}]{{1,8}})\s*条"
 )
 # What may surround a bare reference without it being more than a lookup ("第28条是什么内容？").
@@ -31,6 +31,7 @@ _QUESTION_MARKERS = re.compile(r"[？?吗呢]|怎么|如何|什么|能不能|可
 class ArticleRef:
     article: int
     law: str | None = None  # as written in the question (e.g. 个人信息保护法), None when not named
+    text: str = ""  # the matched span, e.g. 《民法典》第一千零三十四条
 
 
 @dataclass
@@ -60,7 +61,8 @@ def find_article_refs(query: str) -> list[ArticleRef]:
             continue
         if n <= 0:
             continue
-        ref = ArticleRef(n, m["law"] or None)
+        law = m["law"] if m["law"] and not m["law"].endswith("本法") else None  # 本法 = the law being read
+        ref = ArticleRef(n, law, m.group(0).strip())
         if all(r.article != ref.article or r.law != ref.law for r in refs):
             refs.append(ref)
     return refs

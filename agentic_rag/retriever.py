@@ -46,6 +46,16 @@ class QueryError(ValueError):
     """The question cannot be searched as given (empty, too long); the message is for the user."""
 
 
+def validate_query(query: str | None, max_chars: int) -> str:
+    """The stripped question, or QueryError with a message for the user (empty or too long)."""
+    q = (query or "").strip()
+    if not q:
+        raise QueryError("问题为空：请输入要咨询的法律问题。")
+    if len(q) > max_chars:
+        raise QueryError(f"问题过长（{len(q)} 字，上限 {max_chars} 字）：请精简后再问。")
+    return q
+
+
 @dataclass
 class RetrievedArticle:
     id: str
@@ -124,19 +134,11 @@ class LocalRetriever:
         return found
 
     # ------------------------------------------------------------------ main entry
-    def validate(self, query: str) -> str:
-        q = (query or "").strip()
-        if not q:
-            raise QueryError("问题为空：请输入要咨询的法律问题。")
-        if len(q) > self.settings.max_query_chars:
-            raise QueryError(f"问题过长（{len(q)} 字，上限 {self.settings.max_query_chars} 字）：请精简后再问。")
-        return q
-
     def retrieve(self, query: str, variants: Sequence[str] = (), main_query: str | None = None,
                  keywords: Sequence[str] = (), matcher: Matcher = "ensemble", top_k_: int | None = None,
                  rerank: bool = True) -> RetrievalResult:
         """Search the index for `query` (plus the rewriter's `main_query`, `variants` and `keywords`)."""
-        query = self.validate(query)
+        query = validate_query(query, self.settings.max_query_chars)
         if matcher not in MATCHER_CHANNELS:
             raise QueryError(f"unknown matcher {matcher!r}; one of {', '.join(MATCHER_CHANNELS)}")
         k = top_k_ or self.settings.top_k

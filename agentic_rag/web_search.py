@@ -84,13 +84,15 @@ class SerpApiSearch:
 
     :param settings: uses ``serpapi_api_key``, ``serpapi_timeout_s`` and ``web_results``.
     :param base_url: scheme + host (+ port) replacing ``https://serpapi.com``, e.g. a local fake server in
-        tests (``http://127.0.0.1:PORT``). ``None`` keeps the client's default host.
+        tests (``http://127.0.0.1:PORT``). ``None`` takes SERPAPI_BASE_URL from the settings, and when that is
+        unset too the client's default host.
     """
 
     ENGINE = "google_light"
 
     def __init__(self, settings: Settings | None = None, base_url: str | None = None) -> None:
         self.settings = settings if settings is not None else get_settings()
+        base_url = base_url or self.settings.serpapi_base_url
         self.base_url = base_url.rstrip("/") if base_url else None
 
     # ------------------------------------------------------------------ helpers

@@ -1,0 +1,29 @@
+"""WebSearchAgent: the FAIL path's SerpAPI search; any failure is recorded and the workflow goes on."""
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+from google.adk.agents import BaseAgent
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events import Event
+from pydantic import ConfigDict
+
+from .config import Settings
+from .state import REWRITE, USER_QUERY, WEB, state_event
+from .web_search import SerpApiSearch
+
+
+class WebSearchAgent(BaseAgent):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    settings: Settings
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        state = ctx.session.state
+        rewrite = state.get(REWRITE) or {}
+        query = rewrite.get("main_query") or state.get(USER_QUERY, "")
+        outcome = await SerpApiSearch(self.settings).asearch(f"{query} 个人信息保护法")
+        if outcome.status == "ok":
+            text = f"网络检索：获得 {len(outcome.results)} 条结果。"
+        else:
+            text = f"网络检索未获得补充：{outcome.message}"
+        yield state_event(ctx, self.name, {WEB: outcome.to_dict()}, text)

@@ -1,0 +1,172 @@
+"""`adk api_server` for real, over HTTP, with the real LiteLLM path (deepseek/deepseek-chat → a fake
+OpenAI-compatible server on 127.0.0.1) and the real index: what `adk web`/`api_server` users get.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentic_rag.config import PROJECT_ROOT
+from tests.fakes.fake_llm import role_of
+from tests.fakes.openai_server import FakeError, FakeOpenAIServer
+
+APP = "agentic_rag"
+REWRITE = {"main_query": "未满十四周岁未成年人个人信息处理需要监护人同意", "variants": ["儿童个人信息 父母同意"],
+           "keywords": ["不满十四周岁", "监护人", "同意"], "domain": "个人信息保护", "complexity": "simple"}
+GRADE = {"relevance": 9, "completeness": 8, "accuracy": 9, "coverage": 8}
+ANSWER = "# 法律咨询意见\n## 问题分析\n处理不满十四周岁未成年人个人信息需要父母同意。\n## 相关法条\n第三十一条。\n**免责声明：**……"
+QUESTION = "我家孩子10岁，App收集他的信息要我同意吗？"
+
+
+class Script:
+    """What the fake provider answers, per role; `fail_answer` makes the answer call fail with HTTP 500."""
+
+    fail_answer = False
+
+    def __call__(self, body: dict):
+        prompt = "\n".join(str(m.get("content")) for m in body["messages"] if m["role"] == "user")
+        role = role_of(prompt)
+        if role == "rewriter":
+            return json.dumps(REWRITE, ensure_ascii=False)
+        if role == "evaluator":
+            return json.dumps(GRADE)
+        return FakeError(status=500, message="provider down") if self.fail_answer else ANSWER
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, env: dict, db: Path, log: Path) -> subprocess.Popen:
+    adk = Path(sys.executable).with_name("adk")
+    proc = subprocess.Popen([str(adk), "api_server", "--host", "127.0.0.1", "--port", str(port),
+                             "--session_service_uri", f"sqlite:///{db}", "."],
+                            cwd=PROJECT_ROOT, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"adk api_server exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/list-apps", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError(f"adk api_server did not start: {log.read_text()[-2000:]}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server(pipl_data_dir, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("api")
+    script = Script()
+    with FakeOpenAIServer(script) as llm:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SERPAPI", "AGENTIC", "DEEPSEEK"))}
+        env.update({"AGENTIC_RAG_MODEL": "deepseek/deepseek-chat", "DEEPSEEK_API_KEY": "test-key",
+                    "DEEPSEEK_API_BASE": llm.base_url, "DATA_DIR": str(pipl_data_dir), "RERANKER": "none",
+                    "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                    "LLM_MAX_RETRIES": "0", "NO_PROXY": "127.0.0.1,localhost"})
+        port = free_port()
+        db = tmp / "sessions.db"
+        proc = start_server(port, env, db, tmp / "server.log")
+        ctx = {"base": f"http://127.0.0.1:{port}", "llm": llm, "script": script, "env": env, "db": db, "tmp": tmp,
+               "proc": proc, "port": port}
+        yield ctx
+        stop(ctx["proc"])
+
+
+def new_session(base: str) -> str:
+    r = httpx.post(f"{base}/apps/{APP}/users/u/sessions", json={}, timeout=30)
+    assert r.status_code == 200, r.text
+    return r.json()["id"]
+
+
+def run_body(session_id: str, text: str = QUESTION, streaming: bool = False) -> dict:
+    return {"appName": APP, "userId": "u", "sessionId": session_id, "streaming": streaming,
+            "newMessage": {"role": "user", "parts": [{"text": text}]}}
+
+
+def merged_state(events: list[dict]) -> dict:
+    state: dict = {}
+    for ev in events:
+        state.update((ev.get("actions") or {}).get("stateDelta") or {})
+    return state
+
+
+def test_list_apps(server):
+    r = httpx.get(f"{server['base']}/list-apps", timeout=10)
+    assert r.status_code == 200 and APP in r.json()
+
+
+def test_run_end_to_end_through_litellm(server):
+    sid = new_session(server["base"])
+    n_before = len(server["llm"].requests)
+    r = httpx.post(f"{server['base']}/run", json=run_body(sid), timeout=300)
+    assert r.status_code == 200, r.text
+    state = merged_state(r.json())
+    assert state["path"] == "pass" and state["quality_score"] == 34
+    assert 31 in [a["article"] for a in state["retrieval"]["articles"]]
+    assert state["final_answer"].startswith("# 法律咨询意见")
+    assert state["citations"]["valid"] == [31] and not state["citations"]["invalid"]
+    bodies = server["llm"].requests[n_before:]
+    assert [b["model"] for b in bodies] == ["deepseek-chat"] * 3
+    rewriter, grader, answer = bodies
+    assert rewriter["response_format"] == {"type": "json_object"} and grader["response_format"] == {"type": "json_object"}
+    assert "response_format" not in answer
+    assert rewriter["temperature"] == 0.1 and grader["temperature"] == 0.0
+    assert QUESTION in rewriter["messages"][-1]["content"]
+
+
+def test_run_sse_streams_events(server):
+    sid = new_session(server["base"])
+    with httpx.stream("POST", f"{server['base']}/run_sse", json=run_body(sid, streaming=True), timeout=300) as r:
+        assert r.status_code == 200
+        events = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")]
+    assert len(events) >= 5
+    assert any(e.get("partial") for e in events)  # the answer streamed in pieces
+    assert merged_state(events)["path"] == "pass"
+
+
+def test_unknown_session_is_404(server):
+    r = httpx.post(f"{server['base']}/run", json=run_body("no-such-session"), timeout=30)
+    assert r.status_code == 404
+
+
+def test_failing_stage_gives_an_answer_not_500(server):
+    sid = new_session(server["base"])
+    server["script"].fail_answer = True
+    try:
+        r = httpx.post(f"{server['base']}/run", json=run_body(sid), timeout=300)
+    finally:
+        server["script"].fail_answer = False
+    assert r.status_code == 200, r.text
+    state = merged_state(r.json())
+    assert "答案生成模型暂时不可用" in state["final_answer"] and "第三十一条" in state["final_answer"]
+
+
+def test_sessions_survive_a_restart(server):
+    sid = new_session(server["base"])
+    assert httpx.post(f"{server['base']}/run", json=run_body(sid), timeout=300).status_code == 200
+    stop(server["proc"])
+    server["proc"] = start_server(server["port"], server["env"], server["db"], server["tmp"] / "server2.log")
+    r = httpx.get(f"{server['base']}/apps/{APP}/users/u/sessions/{sid}", timeout=30)
+    assert r.status_code == 200
+    state = r.json()["state"]
+    assert state["user_query"] == QUESTION and state["final_answer"].startswith("# 法律咨询意见")

@@ -44,7 +44,9 @@ class SparseBM25:
         if n_docs == 0:
             self._weights = sparse.csc_matrix((0, 0), dtype=np.float32)
             return
-        rows_a, cols_a, tf_a = np.asarray(rows), np.asarray(cols), np.asarray(tfs, dtype=np.float64)
+        # explicit int dtypes: when no document has a token the empty lists would become float arrays
+        rows_a, cols_a = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+        tf_a = np.asarray(tfs, dtype=np.float64)
         doc_len = np.array([len(t) for t in corpus_tokens], dtype=np.float64)
         avgdl = max(doc_len.sum() / n_docs, 1e-9)
         df = np.bincount(cols_a, minlength=len(self.vocab)).astype(np.float64)
@@ -74,8 +76,10 @@ class RankBM25:
         from rank_bm25 import BM25Okapi
 
         self.n_docs = len(corpus_tokens)
-        # BM25Okapi divides by zero on an empty corpus or when every document is empty.
-        self._bm25 = BM25Okapi([list(t) or ["\x00"] for t in corpus_tokens], k1=k1, b=b) if self.n_docs else None
+        # BM25Okapi divides by zero on an empty corpus or when every document is empty (all scores are 0 then).
+        # A few empty documents are fine as they are: padding them would change avgdl and so every score.
+        has_terms = any(len(t) for t in corpus_tokens)
+        self._bm25 = BM25Okapi([list(t) for t in corpus_tokens], k1=k1, b=b) if has_terms else None
 
     def get_scores(self, query_tokens: Sequence[str]) -> np.ndarray:
         if self._bm25 is None or not query_tokens:
@@ -96,6 +100,9 @@ def top_k(scores: np.ndarray, k: int, min_score: float = 0.0) -> list[tuple[int,
     if k <= 0 or scores.size == 0:
         return []
     k = min(k, scores.size)
-    idx = np.argpartition(-scores, k - 1)[:k]
-    idx = idx[np.lexsort((idx, -scores[idx]))]
+    # Every document scoring at least the k-th best score, so that ties at the cut are also won by the lower
+    # index (argpartition alone picks an arbitrary subset of the tied documents).
+    kth = np.partition(-scores, k - 1)[k - 1]
+    idx = np.flatnonzero(-scores <= kth) if np.isfinite(kth) else np.arange(scores.size)
+    idx = idx[np.lexsort((idx, -scores[idx]))][:k]
     return [(int(i), float(scores[i])) for i in idx if scores[i] > min_score and math.isfinite(scores[i])]

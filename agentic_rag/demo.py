@@ -1,17 +1,21 @@
 """`make demo`: answer one question end to end and show how the answer was reached.
 
-Prints the retrieved articles with per-channel ranks and scores (what the LocalRetriever did).
+Runs the ADK workflow (`root_agent`'s ConditionalWorkflowAgent) in process and prints the progress of each stage,
+the retrieved articles with per-channel ranks and scores, the path taken, the four quality scores, the checked
+citations and the answer. `--retrieval-only` shows just the LocalRetriever's work (no LLM).
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sys
+import time
 
 from .config import get_settings
 from .index import IndexError_
 from .models import ModelNotAvailableError
-from .retriever import LocalRetriever, QueryError, RetrievalResult
+from .retriever import LocalRetriever, QueryError, RetrievalResult, RetrievedArticle
 
 CHANNELS = ("lookup", "vector", "bm25", "gram")
 
@@ -33,12 +37,56 @@ def format_retrieval(result: RetrievalResult) -> str:
     return "\n".join(line for line in lines if line)
 
 
+async def run_agent(question: str) -> dict:
+    """Run the workflow once, printing each stage's progress line as it happens; return the final state."""
+    from .agent import ConditionalWorkflowAgent
+    from .oneshot import ask
+
+    started = time.perf_counter()
+
+    def show(ev) -> None:
+        if ev.partial or ev.author == "AnswerGeneratorAgent" or not ev.content or not ev.content.parts:
+            return  # the answer is printed at the end, after the facts
+        text = (ev.content.parts[0].text or "").strip()
+        if text:
+            print(f"[{time.perf_counter() - started:6.1f}s] {ev.author}: {text.splitlines()[0][:150]}", flush=True)
+
+    return await ask(ConditionalWorkflowAgent(settings=get_settings()), question, show)
+
+
+def format_outcome(state: dict) -> str:
+    lines = [""]
+    quality = state.get("quality") or {}
+    if quality:
+        scores = quality.get("scores", {})
+        lines.append(f"路径: {state.get('path')}   质量: " + "，".join(
+            f"{k} {scores.get(k, 0):g}" for k in ("relevance", "completeness", "accuracy", "coverage"))
+            + f"   总分 {quality.get('total', 0):g}/40 → {'PASS' if quality.get('passed') else 'FAIL'} ({quality.get('source')})")
+    citations = state.get("citations") or {}
+    if citations:
+        lines.append(f"引用核对: 有效 {citations.get('valid')}  未核实 {citations.get('invalid')}")
+    timings = state.get("timings") or {}
+    if timings:
+        lines.append("耗时: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
+    lines += ["", "=" * 60, state.get("final_answer") or "(no answer)"]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("question", nargs="?", default="公司把我的手机号卖给别人合法吗？")
     p.add_argument("--matcher", default="ensemble", choices=["ensemble", "hybrid", "bm25", "vector", "gram"])
+    p.add_argument("--retrieval-only", action="store_true", help="show retrieval only, no LLM")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if not args.retrieval_only:
+        state = asyncio.run(run_agent(args.question))
+        if state.get("retrieval"):
+            print()
+            print(format_retrieval(RetrievalResult(**{k: v for k, v in state["retrieval"].items() if k != "articles"},
+                                                   articles=[RetrievedArticle(**a) for a in state["retrieval"]["articles"]])))
+        print(format_outcome(state))
+        return 0 if state.get("path") not in ("error", "rejected") else 1
     try:
         retriever = LocalRetriever.from_settings(get_settings())
         result = retriever.retrieve(args.question, matcher=args.matcher)

@@ -184,8 +184,8 @@ class LocalRetriever:
                 lists.append(RankedList("gram", weights["gram"] * QUERY_WEIGHTS[kind], hits))
             timings["gram"] = (time.perf_counter() - t0) * 1000
         if len(channels) == 1:  # a single-channel matcher ranks by that channel alone
-            for rl in lists:
-                rl.weight = QUERY_WEIGHTS["original"] if rl.weight > 0 else 0.0
+            for rl in lists:  # even one the query type gives no weight in a fusion (gram on semantic questions)
+                rl.weight = QUERY_WEIGHTS["original"]
 
         t0 = time.perf_counter()
         fused = weighted_rrf(lists, k=self.settings.rrf_k)

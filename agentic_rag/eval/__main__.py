@@ -31,6 +31,24 @@ def _retrieval(args: argparse.Namespace) -> dict:
     return result
 
 
+def _e2e(args: argparse.Namespace) -> dict:
+    from .e2e import evaluate_e2e
+    from .retrieval import load_dataset
+
+    update = {k: v for k, v in (("agentic_rag_model", args.model), ("data_dir", args.data_dir)) if v}
+    settings = get_settings().model_copy(update=update)
+    rows = load_dataset(args.dataset)[: args.limit or None]
+
+    def progress(i: int, n: int, r: dict) -> None:
+        print(f"[{i}/{n}] {r['id']:10} {r['path'] or '-':8} total={r['total']} cited={r['cited']} gold={r['gold']} "
+              f"{r['latency_s']:.1f}s", file=sys.stderr, flush=True)
+
+    result = evaluate_e2e(rows, settings, progress)
+    result["dataset"] = str(args.dataset)
+    print(json.dumps(result["summary"], ensure_ascii=False, indent=2), file=sys.stderr)
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     from .retrieval import DEFAULT_MATCHERS, MATCHERS
 
@@ -43,10 +61,16 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--data-dir", type=Path, help="index to evaluate (default: DATA_DIR)")
     r.add_argument("--json", type=Path, help="also write the JSON result here")
     r.add_argument("--png", type=Path, help="write a bar chart here")
+    e = sub.add_parser("e2e", help="run the whole agent; path, scores, citation precision/recall, latency")
+    e.add_argument("--dataset", type=Path, required=True)
+    e.add_argument("--model", help="LiteLLM model string or local/<gguf> (default: the configured model)")
+    e.add_argument("--limit", type=int, help="only the first N questions")
+    e.add_argument("--data-dir", type=Path, help="index to use (default: DATA_DIR)")
+    e.add_argument("--json", type=Path, help="also write the JSON result here")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        result = _retrieval(args)
+        result = _retrieval(args) if args.command == "retrieval" else _e2e(args)
     except (IndexError_, ModelNotAvailableError, ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -1,0 +1,25 @@
+"""Ask the workflow one question in process (InMemoryRunner) and get the final session state back.
+
+Used by `make demo` and the end-to-end evaluation; `adk run/web/api_server` users go through ADK's own runners.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from google.adk.agents import BaseAgent
+from google.adk.events import Event
+from google.adk.runners import InMemoryRunner
+from google.genai import types
+
+APP_NAME = "agentic_rag"
+
+
+async def ask(agent: BaseAgent, question: str, on_event: Callable[[Event], None] | None = None) -> dict:
+    runner = InMemoryRunner(agent=agent, app_name=APP_NAME)
+    session = await runner.session_service.create_session(app_name=APP_NAME, user_id="local")
+    message = types.Content(role="user", parts=[types.Part(text=question)])
+    async for event in runner.run_async(user_id="local", session_id=session.id, new_message=message):
+        if on_event is not None:
+            on_event(event)
+    session = await runner.session_service.get_session(app_name=APP_NAME, user_id="local", session_id=session.id)
+    return dict(session.state)

@@ -1,0 +1,62 @@
+"""End-to-end: the e2e evaluation command (scripted model) and one real-model run of the whole workflow."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentic_rag.citations import check_citations
+from agentic_rag.eval.__main__ import main as eval_main
+from agentic_rag.query_rewriter import KB_LAW
+from tests.conftest import MODELS_DIR
+from tests.fakes.fake_llm import install
+
+SMALL_GGUF = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+
+
+def test_e2e_command_reports_paths_and_citation_metrics(pipl_data_dir, tmp_path, capsys):
+    dataset = tmp_path / "ds.jsonl"
+    rows = [{"id": "a", "query": "我家孩子10岁，App收集他的信息要我同意吗？", "gold": [31], "type": "semantic"},
+            {"id": "b", "query": "第五十七条是什么内容", "gold": [57], "type": "exact"},
+            {"id": "c", "query": "离婚后房产怎么分？", "gold": [], "type": "out_of_kb"}]
+    dataset.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+
+    def grade(prompt: str) -> str:  # a grader that knows the divorce question is out of scope
+        low = "离婚" in prompt
+        return json.dumps({d: (2 if low else 9) for d in ("relevance", "completeness", "accuracy", "coverage")})
+
+    install({"rewriter": "{}", "evaluator": grade,
+             "answer": lambda p: "# 法律咨询意见\n依据第三十一条、第二十八条。" if "孩子" in p else "第五十七条规定……"})
+    out = tmp_path / "e2e.json"
+    assert eval_main(["e2e", "--dataset", str(dataset), "--model", "fake/script", "--data-dir", str(pipl_data_dir),
+                      "--json", str(out)]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    s = result["summary"]
+    assert s["n"] == 3 and s["pass_rate_in_scope"] == 1.0 and s["fail_rate_out_of_scope"] == 1.0
+    assert s["citation_recall"] == 1.0 and s["citation_precision"] == pytest.approx((0.5 + 1.0) / 2)
+    assert [q["path"] for q in result["questions"]] == ["pass", "pass", "none"]
+    assert json.loads(out.read_text())["summary"] == s
+
+
+@pytest.mark.slow
+def test_real_local_model_answers_with_retrieved_citations(pipl_settings, retriever):
+    """The embedded llama.cpp model (0.5B for speed) through the real workflow: structure, not wording."""
+    if not (MODELS_DIR / f"{SMALL_GGUF}.complete.json").exists():
+        pytest.skip("small GGUF missing: run `make models`")
+    import asyncio
+
+    from agentic_rag.agent import ConditionalWorkflowAgent
+    from agentic_rag.oneshot import ask
+
+    settings = pipl_settings.model_copy(update={"agentic_rag_model": f"local/{SMALL_GGUF}", "serpapi_api_key": None})
+    agent = ConditionalWorkflowAgent(settings=settings, retriever_factory=lambda: retriever)
+    state = asyncio.run(ask(agent, "处理敏感个人信息需要取得个人的单独同意吗？"))
+    assert state["path"] in {"pass", "none"}  # no web key: FAIL ends in the standard reply
+    assert set(state["quality"]["scores"]) == {"relevance", "completeness", "accuracy", "coverage"}
+    assert state["final_answer"].strip()
+    retrieved = [a["article"] for a in state["retrieval"]["articles"]]
+    assert 29 in retrieved or 28 in retrieved
+    recheck = check_citations(state["final_answer"].split("> 核对说明")[0], KB_LAW, retrieved,
+                              [a["text"] for a in state["retrieval"]["articles"]])
+    assert recheck.invalid == []  # whatever the model wrote, no unretrieved article survives in the answer
+    assert state["llm_calls"] >= 2

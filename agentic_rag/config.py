@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     local_llm: str = Field("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", description="GGUF in models_dir or a path")
     local_llm_ctx: int = 4096
     local_llm_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
-    llm_timeout_s: float = 120.0
+    llm_timeout_s: float = Field(300.0, description="per LLM call; the local 1.5B model needs ~60 s for an answer on 2 cores")
     llm_max_retries: int = 1
     quality_threshold: int = Field(32, ge=0, le=40)
     max_attempts: int = Field(1, ge=1, le=4, description="retrieve+evaluate rounds; the best one is kept")

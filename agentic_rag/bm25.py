@@ -99,10 +99,11 @@ def top_k(scores: np.ndarray, k: int, min_score: float = 0.0) -> list[tuple[int,
     """Indices and scores of the k best documents scoring above `min_score`, best first (ties by index)."""
     if k <= 0 or scores.size == 0:
         return []
-    k = min(k, scores.size)
-    # Every document scoring at least the k-th best score, so that ties at the cut are also won by the lower
-    # index (argpartition alone picks an arbitrary subset of the tied documents).
-    kth = np.partition(-scores, k - 1)[k - 1]
-    idx = np.flatnonzero(-scores <= kth) if np.isfinite(kth) else np.arange(scores.size)
+    idx = np.flatnonzero((scores > min_score) & np.isfinite(scores))
+    if idx.size > k:
+        # Keep every document scoring at least the k-th best score, so that ties at the cut are also won by
+        # the lower index (argpartition alone keeps an arbitrary subset of the tied documents).
+        kth = np.partition(-scores[idx], k - 1)[k - 1]
+        idx = idx[-scores[idx] <= kth]
     idx = idx[np.lexsort((idx, -scores[idx]))][:k]
-    return [(int(i), float(scores[i])) for i in idx if scores[i] > min_score and math.isfinite(scores[i])]
+    return [(int(i), float(scores[i])) for i in idx]

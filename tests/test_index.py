@@ -1,0 +1,373 @@
+"""Index lifecycle with a tiny fake embedder: build, idempotency, --force, load checks, atomicity, cleaning."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agentic_rag.config import PROJECT_ROOT
+from agentic_rag.corpus import corpus_sha256, file_sha256, load_corpus
+from agentic_rag.index import (
+    MANIFEST,
+    IndexError_,
+    IndexMismatchError,
+    IndexNotFoundError,
+    build_index,
+    clean_index,
+    load_index,
+    read_manifest,
+)
+from agentic_rag.tokenizer import char_bigrams
+
+CORPUS_LINES = (PROJECT_ROOT / "chinese_law.txt").read_text(encoding="utf-8").splitlines()[:6]
+
+
+class FakeEmbedder:
+    """Deterministic unit vectors from a hash of the text; counts its calls."""
+
+    def __init__(self, model_id: str = "fake-embedder", dim: int = 16):
+        self.model_id = model_id
+        self.dim = dim
+        self.calls = 0
+
+    def _vec(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(f"{self.model_id}:{text}".encode()).digest()[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+    def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        self.calls += 1
+        return np.stack([self._vec(t) for t in texts])
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self._vec(t) for t in texts])
+
+
+class FakeTokenizer:
+    version = "fake-tokenizer-1"
+
+    @staticmethod
+    def tokenize(text: str) -> list[str]:
+        return char_bigrams(text)
+
+
+@pytest.fixture
+def corpus_file(tmp_path) -> Path:
+    path = tmp_path / "law.txt"
+    path.write_text("\n".join(CORPUS_LINES) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def data_dir(tmp_path) -> Path:
+    return tmp_path / "data"
+
+
+def _build(corpus_file: Path, data_dir: Path, embedder=None, tokenizer=None, force: bool = False):
+    docs = load_corpus(corpus_file)
+    return build_index(docs, embedder or FakeEmbedder(), tokenizer or FakeTokenizer(), data_dir,
+                       corpus_source=str(corpus_file), corpus_file_sha256=file_sha256(corpus_file), force=force)
+
+
+# ---------------------------------------------------------------------------------------------- build
+def test_build_writes_manifest_and_files(corpus_file, data_dir):
+    docs = load_corpus(corpus_file)
+    embedder = FakeEmbedder()
+    manifest = build_index(docs, embedder, FakeTokenizer(), data_dir, corpus_source=str(corpus_file),
+                           corpus_file_sha256=file_sha256(corpus_file))
+    assert manifest.embedder_id == "fake-embedder" and manifest.embedder_dim == 16
+    assert manifest.doc_count == 6
+    assert manifest.corpus_sha256 == corpus_sha256(docs)
+    assert manifest.corpus_file_sha256 == file_sha256(corpus_file)
+    assert manifest.corpus_source == str(corpus_file)
+    assert manifest.tokenizer_version == "fake-tokenizer-1"
+    assert manifest.index_dir.startswith("index-") and (data_dir / manifest.index_dir).is_dir()
+    assert sorted(Path(f).name for f in manifest.files) == ["documents.jsonl", "tokens.jsonl", "vectors.faiss"]
+    for rel in manifest.files:
+        assert rel.startswith(manifest.index_dir + "/")
+        assert (data_dir / rel).is_file() and (data_dir / rel).stat().st_size > 0
+    assert read_manifest(data_dir) == manifest  # what is on disk is what was returned
+    assert json.loads((data_dir / MANIFEST).read_text(encoding="utf-8"))["doc_count"] == 6
+    assert not list(data_dir.glob(".build-*")) and not list(data_dir.glob(".manifest*.tmp"))
+    assert embedder.calls == 1
+
+    loaded = load_index(data_dir, "fake-embedder", 16)
+    assert [d.to_dict() for d in loaded.documents] == [d.to_dict() for d in docs]
+    assert loaded.tokens == [FakeTokenizer.tokenize(d.keyword_text) for d in docs]
+    assert len(loaded.store) == 6
+    np.testing.assert_allclose(loaded.store.vectors([2])[0], embedder._vec(docs[2].index_text), atol=1e-6)
+
+
+def test_no_pickle_files_are_written(corpus_file, data_dir):
+    manifest = _build(corpus_file, data_dir)
+    everything = [p for p in data_dir.rglob("*") if p.is_file()]
+    assert everything
+    assert not [p for p in everything if p.suffix in (".pkl", ".pickle", ".joblib", ".npy")]
+    for rel in manifest.files:  # the non-FAISS files are JSON lines
+        if rel.endswith(".jsonl"):
+            lines = (data_dir / rel).read_text(encoding="utf-8").splitlines()
+            assert len(lines) == 6 and all(json.loads(line) is not None for line in lines)
+
+
+def test_second_build_with_same_inputs_is_skipped(corpus_file, data_dir):
+    first = _build(corpus_file, data_dir)
+    embedder = FakeEmbedder()
+    second = _build(corpus_file, data_dir, embedder=embedder)
+    assert second.index_dir == first.index_dir
+    assert second.created_at == first.created_at
+    assert embedder.calls == 0  # nothing was embedded again
+    assert [p.name for p in data_dir.glob("index-*")] == [first.index_dir]
+
+
+def test_changed_inputs_rebuild_and_remove_the_old_index(corpus_file, data_dir):
+    first = _build(corpus_file, data_dir)
+    other_tokenizer = type("Tok2", (FakeTokenizer,), {"version": "fake-tokenizer-2"})()
+    second = _build(corpus_file, data_dir, tokenizer=other_tokenizer)
+    assert second.index_dir != first.index_dir and second.tokenizer_version == "fake-tokenizer-2"
+    corpus_file.write_text("\n".join(CORPUS_LINES[:4]) + "\n", encoding="utf-8")
+    third = _build(corpus_file, data_dir, tokenizer=other_tokenizer)
+    assert third.doc_count == 4 and third.index_dir != second.index_dir
+    assert [p.name for p in data_dir.glob("index-*")] == [third.index_dir]
+
+
+def test_force_rebuilds_and_removes_the_old_index_dir(corpus_file, data_dir):
+    first = _build(corpus_file, data_dir)
+    embedder = FakeEmbedder()
+    second = _build(corpus_file, data_dir, embedder=embedder, force=True)
+    assert embedder.calls == 1
+    assert second.index_dir != first.index_dir
+    assert not (data_dir / first.index_dir).exists()
+    assert (data_dir / second.index_dir).is_dir()
+    assert read_manifest(data_dir).index_dir == second.index_dir
+    assert load_index(data_dir).manifest.index_dir == second.index_dir
+
+
+def test_empty_document_list_is_refused(data_dir):
+    with pytest.raises(IndexError_, match="no documents"):
+        build_index([], FakeEmbedder(), FakeTokenizer(), data_dir, corpus_source="empty.txt")
+    assert not (data_dir / MANIFEST).exists()
+
+
+# ---------------------------------------------------------------------------------------------- load checks
+def test_load_missing_index_names_init_index(tmp_path):
+    with pytest.raises(IndexNotFoundError) as exc:
+        load_index(tmp_path / "nowhere")
+    assert "init_index.py" in str(exc.value)
+
+
+def test_load_with_other_embedder_is_a_mismatch(corpus_file, data_dir):
+    _build(corpus_file, data_dir)
+    with pytest.raises(IndexMismatchError) as exc:
+        load_index(data_dir, embedder_id="bge-m3", embedder_dim=16)
+    assert "fake-embedder" in str(exc.value) and "bge-m3" in str(exc.value)
+    assert load_index(data_dir, embedder_id="fake-embedder").manifest.doc_count == 6
+
+
+def test_load_with_other_dimension_is_an_error(corpus_file, data_dir):
+    _build(corpus_file, data_dir)
+    with pytest.raises(IndexMismatchError, match="dims"):
+        load_index(data_dir, embedder_id="fake-embedder", embedder_dim=1024)
+
+
+def test_manifest_dimension_disagreeing_with_the_vectors_is_an_error(corpus_file, data_dir):
+    _build(corpus_file, data_dir)
+    raw = json.loads((data_dir / MANIFEST).read_text(encoding="utf-8"))
+    raw["embedder_dim"] = 768
+    (data_dir / MANIFEST).write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(IndexMismatchError):
+        load_index(data_dir)
+
+
+def test_load_with_a_deleted_file_is_an_error(corpus_file, data_dir):
+    manifest = _build(corpus_file, data_dir)
+    victim = next(f for f in manifest.files if f.endswith("tokens.jsonl"))
+    (data_dir / victim).unlink()
+    with pytest.raises(IndexNotFoundError) as exc:
+        load_index(data_dir)
+    assert victim in str(exc.value) and "--force" in str(exc.value)
+
+
+def test_corrupt_manifest_is_a_mismatch(data_dir):
+    data_dir.mkdir()
+    (data_dir / MANIFEST).write_text("{not json", encoding="utf-8")
+    with pytest.raises(IndexMismatchError, match="not a valid index manifest"):
+        load_index(data_dir)
+
+
+def test_changed_corpus_file_logs_a_warning(corpus_file, data_dir, caplog):
+    _build(corpus_file, data_dir)
+    with caplog.at_level(logging.WARNING, logger="agentic_rag.index"):
+        load_index(data_dir, corpus_file=corpus_file)
+    assert not [r for r in caplog.records if "changed since" in r.getMessage()]
+
+    corpus_file.write_text(corpus_file.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="agentic_rag.index"):
+        loaded = load_index(data_dir, corpus_file=corpus_file)
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "changed since" in r.getMessage()]
+    assert len(warnings) == 1 and "init_index.py" in warnings[0].getMessage()
+    assert loaded.manifest.doc_count == 6  # still usable
+
+
+# ---------------------------------------------------------------------------------------------- atomic build
+SLOW_BUILD = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    sys.path.insert(0, {root!r})
+    from agentic_rag.corpus import load_corpus
+    from agentic_rag.index import build_index
+    from agentic_rag.tokenizer import char_bigrams
+
+    class Tok:
+        version = "fake-tokenizer-1"
+        tokenize = staticmethod(char_bigrams)
+
+    class SlowEmbedder:
+        model_id, dim = "fake-embedder", 16
+        def encode_documents(self, texts, show_progress=False):
+            Path(sys.argv[3]).write_text("embedding")
+            time.sleep(300)
+
+    data_dir, corpus = Path(sys.argv[1]), Path(sys.argv[2])
+    build_index(load_corpus(corpus), SlowEmbedder(), Tok(), data_dir, corpus_source=str(corpus), force=True)
+""")
+
+
+def test_killed_build_leaves_the_previous_index_usable(corpus_file, data_dir, tmp_path):
+    good = _build(corpus_file, data_dir)
+    manifest_bytes = (data_dir / MANIFEST).read_bytes()
+    script = tmp_path / "slow_build.py"
+    script.write_text(SLOW_BUILD.format(root=str(PROJECT_ROOT)), encoding="utf-8")
+    flag = tmp_path / "embedding.flag"
+    proc = subprocess.Popen([sys.executable, str(script), str(data_dir), str(corpus_file), str(flag)],
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (flag.exists() and list(data_dir.glob(".build-*"))):
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the build subprocess never reached the embedding step"
+            time.sleep(0.05)
+        partial = list(data_dir.glob(".build-*"))
+        assert len(partial) == 1 and (partial[0] / "tokens.jsonl").exists()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+    assert (data_dir / MANIFEST).read_bytes() == manifest_bytes
+    loaded = load_index(data_dir, "fake-embedder", 16)
+    assert loaded.manifest.index_dir == good.index_dir and len(loaded.documents) == 6
+    assert list(data_dir.glob(".build-*")) == partial  # the stale folder is still there …
+
+    rebuilt = _build(corpus_file, data_dir, force=True)  # … until the next build, which holds the lock, cleans it
+    assert not list(data_dir.glob(".build-*"))
+    assert load_index(data_dir).manifest.index_dir == rebuilt.index_dir
+
+
+# ---------------------------------------------------------------------------------------------- clean_index
+def test_clean_removes_exactly_the_manifest_files(corpus_file, data_dir):
+    manifest = _build(corpus_file, data_dir)
+    (data_dir / "notes.txt").write_text("mine", encoding="utf-8")
+    (data_dir / "other").mkdir()
+    (data_dir / "other" / "keep.bin").write_bytes(b"\x00")
+    removed = clean_index(data_dir)
+    assert sorted(removed) == sorted([(data_dir / f).resolve() for f in manifest.files] + [data_dir.resolve() / MANIFEST])
+    assert all(not p.exists() for p in removed)
+    assert not (data_dir / manifest.index_dir).exists()  # emptied, so removed
+    assert (data_dir / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert (data_dir / "other" / "keep.bin").exists()
+    assert clean_index(data_dir) == []  # nothing left to remove
+    with pytest.raises(IndexNotFoundError):
+        load_index(data_dir)
+
+
+def test_clean_keeps_an_index_folder_holding_foreign_files(corpus_file, data_dir):
+    manifest = _build(corpus_file, data_dir)
+    (data_dir / manifest.index_dir / "README.txt").write_text("not ours", encoding="utf-8")
+    clean_index(data_dir)
+    assert (data_dir / manifest.index_dir / "README.txt").exists()
+    assert not (data_dir / manifest.files[0]).exists()
+
+
+def test_clean_dry_run_removes_nothing(corpus_file, data_dir):
+    manifest = _build(corpus_file, data_dir)
+    before = sorted(p for p in data_dir.rglob("*"))
+    listed = clean_index(data_dir, dry_run=True)
+    assert len(listed) == len(manifest.files) + 1
+    assert sorted(p for p in data_dir.rglob("*")) == before
+    assert load_index(data_dir).manifest == manifest
+
+
+def test_clean_refuses_paths_outside_the_data_dir(corpus_file, data_dir, tmp_path):
+    manifest = _build(corpus_file, data_dir)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious", encoding="utf-8")
+    raw = json.loads((data_dir / MANIFEST).read_text(encoding="utf-8"))
+    raw["files"] = raw["files"] + ["../outside.txt"]
+    (data_dir / MANIFEST).write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(IndexError_, match="outside the data dir"):
+        clean_index(data_dir)
+    assert outside.read_text(encoding="utf-8") == "precious"
+    assert all((data_dir / f).exists() for f in manifest.files)  # refused before removing anything
+    assert (data_dir / MANIFEST).exists()
+
+
+# ---------------------------------------------------------------------------------------------- the scripts
+def _run_script(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "PYTHONPATH": str(PROJECT_ROOT)}
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_init_index_script_on_malformed_corpus_exits_1_with_line_number(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text(CORPUS_LINES[0] + "\n这一行没有法律名称\n" + CORPUS_LINES[1] + "\n", encoding="utf-8")
+    data_dir = tmp_path / "data"
+    proc = _run_script(str(PROJECT_ROOT / "init_index.py"), "--corpus", str(bad), "--data-dir", str(data_dir),
+                       cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "line 2:" in proc.stderr and "--allow-malformed" in proc.stderr
+    assert "line 1:" not in proc.stderr and "line 3:" not in proc.stderr
+    assert not (data_dir / MANIFEST).exists()
+
+
+def test_clean_index_script_dry_run_lists_files(corpus_file, data_dir, tmp_path):
+    manifest = _build(corpus_file, data_dir)
+    proc = _run_script(str(PROJECT_ROOT / "clean_index.py"), "--data-dir", str(data_dir), "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(manifest.files) + 1 and all(line.startswith("would remove ") for line in lines)
+    assert any(line.endswith(MANIFEST) for line in lines)
+    assert all((data_dir / f).exists() for f in manifest.files)
+
+    proc = _run_script(str(PROJECT_ROOT / "clean_index.py"), "--data-dir", str(data_dir), cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.count("removed ") == len(manifest.files) + 1
+    assert not (data_dir / MANIFEST).exists()
+
+
+def test_init_index_main_builds_then_skips(corpus_file, data_dir, monkeypatch, capsys):
+    import init_index
+
+    embedder = FakeEmbedder()
+    monkeypatch.setattr(init_index, "resolve_embedder", lambda explicit, models_dir: None)
+    monkeypatch.setattr(init_index, "load_embedder", lambda resolved, batch_size=16: embedder)
+    args = ["--corpus", str(corpus_file), "--data-dir", str(data_dir)]
+    assert init_index.main(args) == 0
+    first = read_manifest(data_dir)
+    assert "index: 6 documents, embedder fake-embedder (16 dims)" in capsys.readouterr().out
+    assert first.corpus_file_sha256 == file_sha256(corpus_file)
+    assert first.tokenizer_version.startswith("jieba-")
+    assert init_index.main(args) == 0
+    assert read_manifest(data_dir).index_dir == first.index_dir and embedder.calls == 1
+    assert init_index.main([*args, "--force"]) == 0
+    assert read_manifest(data_dir).index_dir != first.index_dir and embedder.calls == 2

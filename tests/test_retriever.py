@@ -1,0 +1,161 @@
+"""LocalRetriever on the real PIPL index with the offline embedder (conftest fixtures: built once per session)."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from agentic_rag.retriever import MATCHER_CHANNELS, LocalRetriever, QueryError
+from agentic_rag.tokenizer import LegalTokenizer
+
+CHILD = "我家孩子才10岁，App收集他的信息要我同意吗？"
+KEYWORD = "敏感个人信息 单独同意"
+SEMANTIC = "公司把我的手机号卖给别人合法吗？"
+VAGUE = "我想问个问题"
+VARIANT = "个人信息出境 安全评估"
+
+
+def _articles(result) -> list[int]:
+    return [a.article for a in result.articles]
+
+
+def test_child_question_finds_the_minor_articles(retriever):
+    result = retriever.retrieve(CHILD)
+    assert result.query_type == "semantic" and result.refs == []
+    assert len(result.articles) == retriever.settings.top_k == 5
+    assert {31, 28} & set(_articles(result)[:3]), _articles(result)
+    assert all("lookup" not in a.channels for a in result.articles)
+    scores = [a.score for a in result.articles]
+    assert scores == sorted(scores, reverse=True) and all(a.rerank_score is None for a in result.articles)
+    assert {"embed", "faiss", "bm25", "gram", "fusion"} <= set(result.timings_ms)
+
+
+def test_exact_reference_is_pinned_first(retriever):
+    result = retriever.retrieve("第五十七条")
+    assert result.query_type == "exact" and result.refs == [57]
+    first = result.articles[0]
+    assert first.article == 57 and first.article_cn == "第五十七条"
+    assert first.channels["lookup"] == {"rank": 1, "score": 1.0}
+    assert first.score > 1.0 > max(a.score for a in result.articles[1:])
+    assert [a.article for a in result.articles].count(57) == 1
+    assert first.chapter.startswith("第五章")
+    assert all("lookup" not in a.channels for a in result.articles[1:])
+
+
+def test_named_law_reference(retriever):
+    result = retriever.retrieve("个人信息保护法第29条怎么规定的", matcher="bm25")
+    assert _articles(result)[0] == 29 and "lookup" in result.articles[0].channels
+    assert "单独同意" in result.articles[0].text
+
+
+def test_reference_to_another_law_is_not_looked_up(retriever):
+    result = retriever.retrieve("刑法第28条", matcher="bm25")
+    assert result.query_type == "exact" and result.refs == [28]
+    assert all("lookup" not in a.channels for a in result.articles)
+
+
+@pytest.mark.parametrize("matcher", ["ensemble", "hybrid", "bm25", "vector", "gram"])
+def test_every_matcher_returns_its_channels(retriever, matcher):
+    allowed = set(MATCHER_CHANNELS[matcher])
+    for query in (KEYWORD, SEMANTIC):
+        result = retriever.retrieve(query, matcher=matcher)
+        assert result.matcher == matcher
+        assert len(result.articles) == 5, (matcher, query)
+        seen = set()
+        for a in result.articles:
+            assert a.channels and set(a.channels) <= allowed, (matcher, a.channels)
+            seen |= set(a.channels)
+        if query == KEYWORD:  # a keyword query gives every channel of the matcher a say
+            assert seen == allowed, (matcher, seen)
+        else:
+            assert seen >= allowed - {"gram"}  # gram does not weigh on semantic questions in a fusion …
+        if len(allowed) == 1:  # … but a single-channel matcher ranks by its channel alone, in channel order
+            (channel,) = allowed
+            assert [a.channels[channel]["rank"] for a in result.articles] == [1, 2, 3, 4, 5]
+            raw = [a.channels[channel]["score"] for a in result.articles]
+            assert raw == sorted(raw, reverse=True) and raw[0] > 0
+        assert (result.max_vector_score is not None) == ("vector" in allowed)
+
+
+def test_out_of_scope_question_scores_lower(retriever):
+    outside = retriever.retrieve("离婚后房产怎么分割？", matcher="vector")
+    inside = retriever.retrieve(CHILD, matcher="vector")
+    assert outside.max_vector_score is not None and inside.max_vector_score is not None
+    assert outside.max_vector_score < inside.max_vector_score
+    assert -1.0 <= outside.max_vector_score <= 1.0 and inside.max_vector_score <= 1.0
+    assert inside.max_vector_score == pytest.approx(inside.articles[0].channels["vector"]["score"])
+
+
+@pytest.mark.parametrize("query", ["", "   \n ", None])
+def test_empty_query_is_refused(retriever, query):
+    with pytest.raises(QueryError, match="问题为空"):
+        retriever.retrieve(query)
+
+
+def test_overlong_query_and_unknown_matcher_are_refused(retriever):
+    limit = retriever.settings.max_query_chars
+    with pytest.raises(QueryError, match="问题过长"):
+        retriever.retrieve("个" * (limit + 1))
+    assert retriever.retrieve("个人信息" + "的" * (limit - 4), matcher="bm25").articles  # at the limit: fine
+    with pytest.raises(QueryError, match="unknown matcher"):
+        retriever.retrieve(SEMANTIC, matcher="elastic")
+
+
+def test_variants_and_main_query_are_searched(retriever):
+    alone = set(_articles(retriever.retrieve(VAGUE, matcher="vector")))
+    rewrite = set(_articles(retriever.retrieve(VARIANT, matcher="vector")))
+    assert not alone & rewrite  # the vague question and its rewrite find different articles …
+    with_variant = retriever.retrieve(VAGUE, variants=[VARIANT], matcher="vector")
+    assert with_variant.query == VAGUE
+    assert set(_articles(with_variant)) & rewrite  # … and the rewrite's articles come in with the variant
+    with_main = retriever.retrieve(VAGUE, main_query=VARIANT, matcher="vector")
+    assert set(_articles(with_main)) & rewrite
+
+
+def test_keywords_feed_the_keyword_channel(retriever):
+    plain = retriever.retrieve(VAGUE, matcher="bm25")
+    with_kw = retriever.retrieve(VAGUE, keywords=["出境", "安全评估"], matcher="bm25")
+    assert with_kw.articles and _articles(with_kw) != _articles(plain)
+
+
+def test_duplicate_query_texts_are_searched_once(retriever):
+    base = retriever.retrieve(KEYWORD, matcher="bm25")
+    dup = retriever.retrieve(KEYWORD, main_query=KEYWORD + " ", variants=[KEYWORD, ""], matcher="bm25")
+    assert [(a.id, a.rrf_score) for a in dup.articles] == [(a.id, a.rrf_score) for a in base.articles]
+
+
+def test_top_k_argument(retriever):
+    assert len(retriever.retrieve(KEYWORD, matcher="bm25", top_k_=3).articles) == 3
+    assert len(retriever.retrieve(KEYWORD, matcher="bm25", top_k_=12).articles) == 12
+
+
+def _signature(result) -> list[tuple]:
+    return [(a.id, round(a.score, 9), tuple(sorted((c, v["rank"]) for c, v in a.channels.items())))
+            for a in result.articles]
+
+
+def test_concurrent_retrieval_equals_sequential(retriever, pipl_settings):
+    queries = [CHILD, "第五十七条", KEYWORD, SEMANTIC] * 2
+    expected = {q: _signature(retriever.retrieve(q)) for q in set(queries)}
+    # A fresh retriever and tokenizer, so that the lazy jieba and 2-gram initialisations race too.
+    fresh = LocalRetriever(retriever.index, retriever.embedder, LegalTokenizer(), None, pipl_settings)
+    barrier = threading.Barrier(len(queries))
+    results: dict[int, list] = {}
+    errors: list[BaseException] = []
+
+    def work(i: int, q: str) -> None:
+        try:
+            barrier.wait(timeout=30)
+            results[i] = _signature(fresh.retrieve(q))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i, q)) for i, q in enumerate(queries)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors
+    assert len(results) == len(queries)
+    for i, q in enumerate(queries):
+        assert results[i] == expected[q], q

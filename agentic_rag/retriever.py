@@ -151,7 +151,9 @@ class LocalRetriever:
                 texts.append((kind, text))
         keyword_text = " ".join(w.strip() for w in keywords if w and w.strip())
         channels = MATCHER_CHANNELS[matcher]
-        weights = CHANNEL_WEIGHTS[analysis.type]
+        # A single-channel matcher ranks by that channel alone, even one the query type gives no weight in a
+        # fusion (gram on semantic questions).
+        weights = CHANNEL_WEIGHTS[analysis.type] if len(channels) > 1 else dict.fromkeys(channels, 1.0)
         n_cand = self.settings.channel_candidates
         lists: list[RankedList] = []
         max_cos: float | None = None
@@ -183,10 +185,6 @@ class LocalRetriever:
                 hits = top_k(gram.get_scores(char_bigrams(text)), n_cand)
                 lists.append(RankedList("gram", weights["gram"] * QUERY_WEIGHTS[kind], hits))
             timings["gram"] = (time.perf_counter() - t0) * 1000
-        if len(channels) == 1:  # a single-channel matcher ranks by that channel alone
-            for rl in lists:  # even one the query type gives no weight in a fusion (gram on semantic questions)
-                rl.weight = QUERY_WEIGHTS["original"]
-
         t0 = time.perf_counter()
         fused = weighted_rrf(lists, k=self.settings.rrf_k)
         pinned = self._lookup(analysis.refs)

@@ -24,7 +24,7 @@ class Embedder:
         self.model_id = resolved.model_id
         self.batch_size = batch_size
         self._model = SentenceTransformer(resolved.path, device="cpu", local_files_only=True)
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        self.dim = int(self._model.get_embedding_dimension())
         # torch modules are not documented as safe for concurrent forward passes; one at a time.
         self._lock = threading.Lock()
         log.info("embedder %s loaded (dim %d)", self.model_id, self.dim)

@@ -20,7 +20,7 @@ from agentic_rag.fusion import RankedList, weighted_rrf
 from agentic_rag.query_analysis import analyze_query
 from agentic_rag.retriever import LocalRetriever
 
-GRID = [0.0, 0.1, 0.2, 0.35, 0.5, 0.7, 1.0]
+GRID = [0.0, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 1.0]
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ import argparse
 import json
 import logging
 import sys
+from collections import Counter
 from pathlib import Path
 
 from ..config import get_settings
@@ -37,7 +38,16 @@ def _e2e(args: argparse.Namespace) -> dict:
 
     update = {k: v for k, v in (("agentic_rag_model", args.model), ("data_dir", args.data_dir)) if v}
     settings = get_settings().model_copy(update=update)
-    rows = load_dataset(args.dataset)[: args.limit or None]
+    rows = load_dataset(args.dataset)
+    if args.per_type:  # a stratified slice: the first N questions of each type, in file order
+        counts: Counter[str] = Counter()
+        picked = []
+        for row in rows:
+            if counts[row["type"]] < args.per_type:
+                counts[row["type"]] += 1
+                picked.append(row)
+        rows = picked
+    rows = rows[: args.limit or None]
 
     def progress(i: int, n: int, r: dict) -> None:
         print(f"[{i}/{n}] {r['id']:10} {r['path'] or '-':8} total={r['total']} cited={r['cited']} gold={r['gold']} "
@@ -65,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--dataset", type=Path, required=True)
     e.add_argument("--model", help="LiteLLM model string or local/<gguf> (default: the configured model)")
     e.add_argument("--limit", type=int, help="only the first N questions")
+    e.add_argument("--per-type", type=int, help="only the first N questions of each type (a stratified slice)")
     e.add_argument("--data-dir", type=Path, help="index to use (default: DATA_DIR)")
     e.add_argument("--json", type=Path, help="also write the JSON result here")
     args = p.parse_args(argv)

@@ -99,6 +99,7 @@ class LocalRetriever:
         self._bm25: BM25Scorer = make_bm25(index.tokens, self.settings.bm25_backend)
         self._gram: SparseBM25 | None = None
         self._gram_lock = threading.Lock()
+        self._n_laws = len({d.law for d in self.documents})
         self._by_article: dict[int, list[int]] = {}
         for i, d in enumerate(self.documents):
             if d.article is not None:
@@ -123,12 +124,11 @@ class LocalRetriever:
             return self._gram
 
     def _lookup(self, refs: list[ArticleRef]) -> list[int]:
-        laws = {d.law for d in self.documents}
         found: list[int] = []
         for ref in refs:
             matches = [i for i in self._by_article.get(ref.article, [])
                        if ref.law is None or law_matches(ref.law, self.documents[i].law)]
-            if ref.law is None and len(laws) > 1 and len(matches) > 3:
+            if ref.law is None and self._n_laws > 1 and len(matches) > 3:
                 continue  # "第5条" of which of many laws? Let the other channels decide.
             found.extend(i for i in matches if i not in found)
         return found

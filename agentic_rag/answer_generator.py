@@ -19,14 +19,18 @@ from .config import Settings
 from .llm import make_model
 from .quality_evaluator import format_articles
 from .query_rewriter import KB_LAW
-from .state import ANSWER_RAW, CITATIONS, PATH, RETRIEVAL, USER_QUERY, WEB, user_prompt
+from .state import ANSWER_RAW, CITATIONS, PATH, QUALITY, RETRIEVAL, USER_QUERY, WEB, user_prompt
 
 ANSWER_ARTICLES = 5
 ANSWER_ARTICLE_CHARS = 600
 
 
 def _articles(state) -> list[dict]:
-    return ((state.get(RETRIEVAL) or {}).get("articles") or [])[:ANSWER_ARTICLES]
+    """The articles the answer may use: for a pure article lookup only the looked-up ones (the rest is noise)."""
+    articles = ((state.get(RETRIEVAL) or {}).get("articles") or [])[:ANSWER_ARTICLES]
+    if (state.get(QUALITY) or {}).get("source") == "rule:exact_lookup":
+        articles = [a for a in articles if "lookup" in a["channels"]] or articles
+    return articles
 
 
 def format_web(web: dict | None) -> str:

@@ -136,6 +136,8 @@ def test_exact_article_question_skips_the_grader(settings, factory):
     assert state["quality"]["source"] == "rule:exact_lookup" and state["path"] == "pass"
     assert state["citations"]["valid"] == [57]
     assert "evaluator" not in [r for r, _ in FakeLlm.calls]
+    answer_prompt = FakeLlm.calls[-1][1]
+    assert "【第五十七条】" in answer_prompt and answer_prompt.count("【第") == 1  # only the looked-up article
 
 
 class EmptyRetriever:

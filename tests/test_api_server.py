@@ -170,3 +170,13 @@ def test_sessions_survive_a_restart(server):
     assert r.status_code == 200
     state = r.json()["state"]
     assert state["user_query"] == QUESTION and state["final_answer"].startswith("# 法律咨询意见")
+
+
+def test_adk_run_answers_a_single_query(server):
+    adk = Path(sys.executable).with_name("adk")
+    out = subprocess.run([str(adk), "run", "--session_service_uri", f"sqlite:///{server['tmp'] / 'run.db'}",
+                          APP, QUESTION], cwd=PROJECT_ROOT, env=server["env"], capture_output=True, text=True,
+                         timeout=300, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "[RetrievalAgent]" in out.stdout and "# 法律咨询意见" in out.stdout
+    assert "Traceback" not in out.stdout + out.stderr

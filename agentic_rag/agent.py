@@ -134,7 +134,8 @@ class ConditionalWorkflowAgent(BaseAgent):
             retrieval = state[RETRIEVAL]
 
             t0 = time.perf_counter()
-            quality = rule_verdict(question, retrieval, self.settings.quality_threshold)
+            quality = rule_verdict(question, retrieval, self.settings.quality_threshold,
+                                   self.settings.min_vector_score)
             if quality is None:
                 try:
                     async for ev in self.quality_evaluator.run_async(ctx):

@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(300.0, description="per LLM call; the local 1.5B model needs ~60 s for an answer on 2 cores")
     llm_max_retries: int = 1
     quality_threshold: int = Field(32, ge=0, le=40)
+    min_vector_score: float = Field(
+        0.22, description="best dense cosine below this → FAIL without asking the grader (off-topic). Calibrated for "
+                          "EmbeddingGemma on the eval set: in-scope min 0.228, chit-chat median 0.15, other laws 0.28")
     max_attempts: int = Field(1, ge=1, le=4, description="retrieve+evaluate rounds; the best one is kept")
 
     # --- web search

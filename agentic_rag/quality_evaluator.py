@@ -1,7 +1,9 @@
 """QualityEvaluatorAgent: relevance, completeness, accuracy, coverage (0-10 each); PASS iff total ≥ threshold.
 
-Rules come before the LLM: no retrieved article → FAIL without a call; a question that is only an article
-reference which was found (第五十七条是什么) → PASS without a call. Unparseable LLM output → FAIL with the reason
+Rules come before the LLM: no retrieved article → FAIL without a call; the best dense similarity below the
+calibrated floor (chit-chat, clearly off-topic questions) → FAIL without a call; a question that is only an
+article reference which was found (第五十七条是什么) → PASS without a call. Small local graders pass almost anything
+(the e2e numbers in the README), so these rules carry the "honest about what it does not know" part. Unparseable LLM output → FAIL with the reason
 recorded: a grader that cannot be read never passes by default.
 """
 from __future__ import annotations
@@ -52,11 +54,15 @@ def failed(threshold: int, source: str, error: str) -> Quality:
                    passed=False, source=source, error=error)
 
 
-def rule_verdict(question: str, retrieval: dict, threshold: int) -> Quality | None:
+def rule_verdict(question: str, retrieval: dict, threshold: int, min_vector_score: float = 0.0) -> Quality | None:
     """A verdict without the LLM when the case is clear, else None."""
     articles = retrieval.get("articles") or []
     if not articles:
         return failed(threshold, "rule:no_results", "未检索到任何条文")
+    best = retrieval.get("max_vector_score")
+    if retrieval.get("query_type") != "exact" and best is not None and best < min_vector_score:
+        return failed(threshold, "rule:low_relevance",
+                      f"检索到的条文与问题相关度过低（最高相似度 {best:.2f} < {min_vector_score:.2f}），问题可能不在本法范围内")
     if retrieval.get("query_type") == "exact" and is_pure_lookup(question) and \
             all(any(a["article"] == n and "lookup" in a["channels"] for a in articles) for n in retrieval.get("refs", [])):
         return Quality(scores={d: 10.0 for d in DIMENSIONS}, reasons={d: "问题即为查询该条文，已直接命中" for d in DIMENSIONS},

@@ -83,7 +83,7 @@ class RetrievalResult:
     matcher: str
     articles: list[RetrievedArticle]
     refs: list[int] = field(default_factory=list)
-    max_vector_score: float | None = None  # best cosine of any query text: an absolute relevance signal
+    max_vector_score: float | None = None  # best cosine of the user's question: an absolute relevance signal
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -167,8 +167,8 @@ class LocalRetriever:
             timings["faiss"] = (time.perf_counter() - t1) * 1000
             for (kind, _), row_s, row_i in zip(texts, scores, ids):
                 hits = [(int(i), float(s)) for s, i in zip(row_s, row_i) if i >= 0]
-                if hits:
-                    max_cos = max(max_cos or -1.0, hits[0][1])
+                if hits and kind == "original":  # the user's words, not what a rewriter made of them
+                    max_cos = hits[0][1]
                 lists.append(RankedList("vector", weights["vector"] * QUERY_WEIGHTS[kind], hits))
 
         kw_texts = texts + ([("keywords", keyword_text)] if keyword_text else [])

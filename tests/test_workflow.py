@@ -140,6 +140,14 @@ def test_exact_article_question_skips_the_grader(settings, factory):
     assert "【第五十七条】" in answer_prompt and answer_prompt.count("【第") == 1  # only the looked-up article
 
 
+def test_off_topic_question_fails_by_rule_without_grading(settings, factory):
+    install({"rewriter": "{}", "evaluator": AssertionError("no grading of off-topic retrieval"), "answer": ANSWER})
+    state, _ = run_workflow(settings, factory, "今天天气怎么样？")
+    assert state["retrieval"]["max_vector_score"] < settings.min_vector_score
+    assert state["quality"]["source"] == "rule:low_relevance" and "相关度过低" in state["quality"]["error"]
+    assert state["path"] == "none" and "无法在《中华人民共和国个人信息保护法》中找到" in state["final_answer"]
+
+
 class EmptyRetriever:
     def retrieve(self, query, **kw):
         return RetrievalResult(query=query, query_type="semantic", matcher=kw.get("matcher", "ensemble"), articles=[])

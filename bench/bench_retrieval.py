@@ -80,6 +80,18 @@ def _stage_stats(timings: list[dict], totals: list[float], cpu: list[float] | No
     return out
 
 
+def _time_queries(retriever, questions) -> dict:
+    """Per-stage and total latency of the ensemble matcher over the questions."""
+    timings, totals, cpu = [], [], []
+    for q in questions:
+        with Timer() as t:
+            r = retriever.retrieve(q["query"], matcher="ensemble")
+        timings.append(r.timings_ms)
+        totals.append(t.s * 1000)
+        cpu.append(t.cpu_s * 1000)
+    return _stage_stats(timings, totals, cpu)
+
+
 def _rerun_one_thread(retriever, questions) -> dict:
     """The same questions again with torch limited to one thread (2 threads on a shared 2-core machine can
     oversubscribe the CPUs: OpenMP threads then wait for each other)."""
@@ -89,14 +101,7 @@ def _rerun_one_thread(retriever, questions) -> dict:
     torch.set_num_threads(1)
     try:
         retriever.retrieve(questions[0]["query"], matcher="ensemble")
-        timings, totals, cpu = [], [], []
-        for q in questions:
-            with Timer() as t:
-                r = retriever.retrieve(q["query"], matcher="ensemble")
-            timings.append(r.timings_ms)
-            totals.append(t.s * 1000)
-            cpu.append(t.cpu_s * 1000)
-        return _stage_stats(timings, totals, cpu)
+        return _time_queries(retriever, questions)
     finally:
         torch.set_num_threads(default_threads)
 
@@ -210,14 +215,7 @@ def phase_pipl_query(args) -> dict:
             retriever.retrieve(q["query"], matcher="ensemble")
         warm.append(round(t.s * 1000, 1))
     res["warmup_ms"] = warm
-    timings, totals, cpu = [], [], []
-    for q in questions:
-        with Timer() as t:
-            r = retriever.retrieve(q["query"], matcher="ensemble")
-        timings.append(r.timings_ms)
-        totals.append(t.s * 1000)
-        cpu.append(t.cpu_s * 1000)
-    res["latency"] = _stage_stats(timings, totals, cpu)
+    res["latency"] = _time_queries(retriever, questions)
     res["latency_torch_1_thread"] = _rerun_one_thread(retriever, questions)
     if retriever.reranker is None:
         res["latency_note"] = "no reranker available locally (RERANKER=auto found no cross-encoder): no rerank stage"
@@ -316,14 +314,7 @@ def phase_scale(args) -> dict:
     res["lookup_no_refs_ms (law-set scan inside the fusion stage)"] = round(t.s * 1000, 2)
     for q in questions[:3]:  # warm-up
         retriever.retrieve(q["query"], matcher="ensemble")
-    timings, totals, cpu = [], [], []
-    for q in questions:
-        with Timer() as t:
-            r = retriever.retrieve(q["query"], matcher="ensemble")
-        timings.append(r.timings_ms)
-        totals.append(t.s * 1000)
-        cpu.append(t.cpu_s * 1000)
-    res["retriever_latency"] = _stage_stats(timings, totals, cpu)
+    res["retriever_latency"] = _time_queries(retriever, questions)
     res["retriever_latency_torch_1_thread"] = _rerun_one_thread(retriever, questions)
 
     # --- per-stage micro latencies, one query at a time (query vectors embedded once, in a batch)

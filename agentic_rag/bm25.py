@@ -11,7 +11,6 @@ articles (个人信息 in the PIPL) still counts a little instead of being floor
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Literal, Protocol

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from .numerals import article_cn
+from .numerals import article_cn, cn_to_int
 from .query_analysis import find_article_refs, law_matches
 from .prompts import CITATION_FLAG
 
@@ -68,8 +68,6 @@ def redact_invalid(answer: str, check: CitationCheck) -> str:
     bad_numbers = set(check.invalid)
 
     def repl(m: re.Match) -> str:
-        from .numerals import cn_to_int
-
         try:
             n = cn_to_int(m.group(1))
         except ValueError:

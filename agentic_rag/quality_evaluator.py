@@ -8,7 +8,7 @@ recorded: a grader that cannot be read never passes by default.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from google.adk.agents import LlmAgent
 from google.adk.agents.callback_context import CallbackContext
@@ -37,7 +37,6 @@ class Quality:
     passed: bool
     source: str  # "llm" | "rule:no_results" | "rule:exact_lookup" | "error"
     error: str | None = None
-    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -104,8 +104,6 @@ class LocalRetriever:
         for i, d in enumerate(self.documents):
             if d.article is not None:
                 self._by_article.setdefault(d.article, []).append(i)
-        self._legal_terms = frozenset(
-            line.split()[0] for line in (tokenizer._user_dict.read_text(encoding="utf-8").splitlines()) if line.strip())
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> LocalRetriever:
@@ -143,7 +141,7 @@ class LocalRetriever:
             raise QueryError(f"unknown matcher {matcher!r}; one of {', '.join(MATCHER_CHANNELS)}")
         k = top_k_ or self.settings.top_k
         timings: dict[str, float] = {}
-        analysis: QueryAnalysis = analyze_query(query, self._legal_terms)
+        analysis: QueryAnalysis = analyze_query(query, self.tokenizer.legal_terms)
         texts: list[tuple[str, str]] = [("original", query)]
         for kind, text in [("main", main_query), *[("variant", v) for v in variants]]:
             text = (text or "").strip()[: self.settings.max_query_chars]

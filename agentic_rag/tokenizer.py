@@ -48,6 +48,12 @@ class LegalTokenizer:
         return frozenset(w.strip() for w in self._stopwords_path.read_text(encoding="utf-8").splitlines() if w.strip())
 
     @cached_property
+    def legal_terms(self) -> frozenset[str]:
+        """The words of the legal user dictionary (query analysis uses them to spot keyword queries)."""
+        lines = self._user_dict.read_text(encoding="utf-8").splitlines()
+        return frozenset(line.split()[0] for line in lines if line.strip())
+
+    @cached_property
     def colloquial(self) -> dict[str, list[str]]:
         data = json.loads(self._colloquial_path.read_text(encoding="utf-8"))
         return {k: v for k, v in data.items() if not k.startswith("_")}

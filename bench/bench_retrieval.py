@@ -373,8 +373,6 @@ def phase_bm25_compare(args) -> dict:
     from agentic_rag.bm25 import RankBM25, SparseBM25, top_k
     from agentic_rag.tokenizer import LegalTokenizer
 
-    from agentic_rag.tokenizer import LegalTokenizer
-
     cache = Path(args.workdir) / "national_tokens.jsonl"
     with Timer() as t:
         if cache.exists():  # written by the scale phase

@@ -157,8 +157,6 @@ def encode_cached(embedder, texts: list[str], kind: str, cache_dir: Path, chunk:
 
 # ---------------------------------------------------------------------------------------------- main
 def run(args) -> dict:
-    import numpy as np
-
     from agentic_rag.bm25 import SparseBM25, top_k
     from agentic_rag.tokenizer import LegalTokenizer, char_bigrams
 

@@ -35,7 +35,7 @@ def main() -> None:
         for ch in ("vector", "bm25", "gram"):
             res = r.retrieve(row["query"], matcher=ch, top_k_=30, rerank=False)
             lists[ch] = [(a.article, a.channels[ch]["score"]) for a in res.articles if ch in a.channels]
-        qtype = analyze_query(row["query"], r._legal_terms).type
+        qtype = analyze_query(row["query"], r.tokenizer.legal_terms).type
         cached.append((row, qtype, lists))
     by_type: dict[str, dict] = defaultdict(dict)
     for wb, wg in itertools.product(GRID, GRID):

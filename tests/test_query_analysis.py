@@ -12,9 +12,8 @@ PIPL = "中华人民共和国个人信息保护法"
 
 @pytest.fixture(scope="module")
 def legal_terms() -> frozenset[str]:
-    """The legal dictionary, the way LocalRetriever reads it."""
-    text = LegalTokenizer()._user_dict.read_text(encoding="utf-8")
-    return frozenset(line.split()[0] for line in text.splitlines() if line.strip())
+    """The legal dictionary, as LocalRetriever uses it."""
+    return LegalTokenizer().legal_terms
 
 
 # ---------------------------------------------------------------------------------------------- numerals

@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 MODEL_PREFIX = "local/"
 DEFAULT_TEMPERATURE = 0.1
 DEFAULT_MAX_OUTPUT_TOKENS = 1024
+# Qwen2.5's own generation_config value. llama.cpp's default (1.0, no penalty) lets the small quantised models loop
+# on long Chinese lists ("26. 处理敏感个人信息应当取得个人的单独同意…" until max_tokens), seen with the 0.5B model.
+DEFAULT_REPEAT_PENALTY = 1.05
 N_BATCH = 256
 # Chat-template tokens around each message (Qwen: "<|im_start|>role\n" … "<|im_end|>\n") plus the generation
 # prompt; over-estimated on purpose so that the real prompt always fits.
@@ -158,7 +161,8 @@ def _wants_json(config: types.GenerateContentConfig | None) -> bool:
 
 def _generation_params(config: types.GenerateContentConfig | None) -> dict[str, Any]:
     """llama.cpp sampling arguments from the ADK config (low temperature by default: answers must be grounded)."""
-    params: dict[str, Any] = {"temperature": DEFAULT_TEMPERATURE, "max_tokens": DEFAULT_MAX_OUTPUT_TOKENS}
+    params: dict[str, Any] = {"temperature": DEFAULT_TEMPERATURE, "max_tokens": DEFAULT_MAX_OUTPUT_TOKENS,
+                              "repeat_penalty": DEFAULT_REPEAT_PENALTY}
     if config is None:
         return params
     if config.temperature is not None:
@@ -171,6 +175,10 @@ def _generation_params(config: types.GenerateContentConfig | None) -> dict[str, 
         params["top_k"] = int(config.top_k)
     if config.seed is not None:
         params["seed"] = int(config.seed)
+    if config.frequency_penalty is not None:
+        params["frequency_penalty"] = float(config.frequency_penalty)
+    if config.presence_penalty is not None:
+        params["presence_penalty"] = float(config.presence_penalty)
     if config.stop_sequences:
         params["stop"] = list(config.stop_sequences)
     if _wants_json(config):

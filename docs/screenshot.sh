@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 question=${1:-我家孩子12岁，App收集他的信息要家长同意吗？}
 port=8765
 tmp=$(mktemp -d)
+# A throw-away HOME whose ~/.adk/config.json says "telemetry: false": the Dev UI then skips its first-run consent
+# dialog, and the user's own ADK settings are left alone.
+export HOME="$tmp/home"
+.venv/bin/adk telemetry disable >/dev/null
 .venv/bin/adk web --host 127.0.0.1 --port $port --session_service_uri "sqlite:///$tmp/s.db" . >"$tmp/web.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT

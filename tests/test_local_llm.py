@@ -187,3 +187,15 @@ def test_fit_to_context_keeps_system_and_latest_user_turn(caplog: pytest.LogCapt
 def test_fit_to_context_leaves_small_prompts_alone() -> None:
     messages = [{"role": "user", "content": "你好"}]
     assert fit_to_context(_CharTokenizer(), messages, max_tokens=100, n_ctx=2048)[:2] == (messages, 100)
+
+
+def test_generation_params_map_the_adk_config_and_penalise_repetition_by_default() -> None:
+    from agentic_rag.local_llm import DEFAULT_REPEAT_PENALTY, _generation_params
+
+    assert _generation_params(None)["repeat_penalty"] == DEFAULT_REPEAT_PENALTY > 1.0
+    config = types.GenerateContentConfig(temperature=0.3, max_output_tokens=64, frequency_penalty=0.2,
+                                         stop_sequences=["##"], response_mime_type="application/json")
+    params = _generation_params(config)
+    assert params["temperature"] == 0.3 and params["max_tokens"] == 64 and params["stop"] == ["##"]
+    assert params["frequency_penalty"] == 0.2 and "presence_penalty" not in params
+    assert params["response_format"] == {"type": "json_object"}

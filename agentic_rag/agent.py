@@ -12,6 +12,7 @@ message for the user; nothing is raised to the server.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable
@@ -29,9 +30,9 @@ from .quality_evaluator import Quality, failed, make_quality_evaluator, parse_qu
 from .query_rewriter import Rewrite, make_query_rewriter, parse_rewrite
 from .retrieval_agent import RetrievalAgent
 from .retriever import LocalRetriever, QueryError, get_retriever, validate_query
-from .state import (ANSWER_RAW, ATTEMPTS, CITATIONS, ERRORS, FINAL_ANSWER, LLM_CALLS, PATH, QUALITY, QUALITY_PASSED,
-                    QUALITY_RAW, QUALITY_SCORE, RETRIEVAL, RETRIEVAL_PLAN, REWRITE, REWRITE_RAW, TIMINGS, USER_QUERY,
-                    WEB, state_event)
+from .state import (ANSWER_RAW, ATTEMPTS, CITATIONS, ERRORS, FINAL_ANSWER, KB_LAW, LLM_CALLS, PATH, QUALITY,
+                    QUALITY_PASSED, QUALITY_RAW, QUALITY_SCORE, RETRIEVAL, RETRIEVAL_PLAN, REWRITE, REWRITE_RAW,
+                    TIMINGS, USER_QUERY, WEB, state_event)
 from .web_search_agent import WebSearchAgent
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,14 @@ log = logging.getLogger(__name__)
 MATCHER_SEQUENCE = ("ensemble", "hybrid", "vector", "bm25")
 PER_QUESTION_KEYS = (REWRITE, RETRIEVAL, QUALITY, QUALITY_SCORE, QUALITY_PASSED, WEB, PATH, CITATIONS, FINAL_ANSWER,
                      ATTEMPTS, ERRORS, REWRITE_RAW, QUALITY_RAW, ANSWER_RAW)
+
+
+def _retrieval_failure(e: Exception) -> str:
+    """What the user reads when the knowledge base cannot be searched (missing index, model, bad query, bug)."""
+    if isinstance(e, (IndexError_, ModelNotAvailableError, QueryError)):
+        return f"知识库检索不可用：{e}"
+    log.error("retrieval failed", exc_info=e)
+    return f"知识库检索出错（{type(e).__name__}），请稍后再试。"
 
 
 def _user_text(ctx: InvocationContext) -> str:
@@ -89,7 +98,17 @@ class ConditionalWorkflowAgent(BaseAgent):
         except QueryError as e:
             yield state_event(ctx, self.name, {PATH: "rejected", FINAL_ANSWER: str(e)}, str(e))
             return
-        yield state_event(ctx, self.name, {**{k: None for k in PER_QUESTION_KEYS}, USER_QUERY: question})
+        # The knowledge base is opened first: a missing index or model is reported before any LLM call, and the
+        # prompts and the citation check name the index's law.
+        try:
+            retriever = await asyncio.to_thread(self.retrieval_agent.retriever_factory)
+        except Exception as e:
+            message = _retrieval_failure(e)
+            yield state_event(ctx, self.name, {**{k: None for k in PER_QUESTION_KEYS}, USER_QUERY: question,
+                                               PATH: "error", FINAL_ANSWER: message, ERRORS: [message]}, message)
+            return
+        yield state_event(ctx, self.name, {**{k: None for k in PER_QUESTION_KEYS}, USER_QUERY: question,
+                                           KB_LAW: self.settings.kb_law or retriever.law})
 
         # 1. rewrite
         t0 = time.perf_counter()
@@ -119,14 +138,8 @@ class ConditionalWorkflowAgent(BaseAgent):
             try:
                 async for ev in self.retrieval_agent.run_async(ctx):
                     yield ev
-            except (IndexError_, ModelNotAvailableError, QueryError) as e:
-                message = f"知识库检索不可用：{e}"
-                yield state_event(ctx, self.name, {PATH: "error", FINAL_ANSWER: message, ERRORS: errors + [message]},
-                                  message)
-                return
             except Exception as e:
-                log.exception("retrieval failed")
-                message = f"知识库检索出错（{type(e).__name__}），请稍后再试。"
+                message = _retrieval_failure(e)
                 yield state_event(ctx, self.name, {PATH: "error", FINAL_ANSWER: message, ERRORS: errors + [message]},
                                   message)
                 return

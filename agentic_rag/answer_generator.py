@@ -18,8 +18,8 @@ from .citations import check_citations, redact_invalid
 from .config import Settings
 from .llm import make_model
 from .quality_evaluator import format_articles
-from .query_rewriter import KB_LAW
-from .state import ANSWER_RAW, CITATIONS, PATH, QUALITY, RETRIEVAL, USER_QUERY, WEB, user_prompt
+from .state import (ANSWER_RAW, CITATIONS, KB_LAW, PATH, QUALITY, RETRIEVAL, USER_QUERY, WEB, kb_label,
+                    user_prompt)
 
 ANSWER_ARTICLES = 5
 ANSWER_ARTICLE_CHARS = 600
@@ -45,7 +45,7 @@ def _inject_prompt(callback_context: CallbackContext, llm_request: LlmRequest) -
     if state.get(PATH) == "web":
         text = prompts.ANSWER_WEB.format(question=question, articles=articles, web=format_web(state.get(WEB)))
     else:
-        text = prompts.ANSWER_LOCAL.format(law=KB_LAW, question=question, articles=articles)
+        text = prompts.ANSWER_LOCAL.format(law=kb_label(state), question=question, articles=articles)
     llm_request.contents = user_prompt(text)
     return None
 
@@ -53,8 +53,9 @@ def _inject_prompt(callback_context: CallbackContext, llm_request: LlmRequest) -
 def verify_answer(text: str, state) -> tuple[str, dict]:
     """Check the answer's citations against what was retrieved; return the (redacted) text and the record."""
     articles = _articles(state)
-    check = check_citations(text, KB_LAW, [a["article"] for a in articles], [a["text"] for a in articles],
-                            web_text=format_web(state.get(WEB)) if state.get(PATH) == "web" else "")
+    web_text = format_web(state.get(WEB)) if state.get(PATH) == "web" else ""
+    check = check_citations(text, state.get(KB_LAW), [a["article"] for a in articles],
+                            [a["text"] for a in articles], web_text=web_text)
     return redact_invalid(text, check), check.to_dict()
 
 
@@ -74,7 +75,7 @@ def _check_citations(callback_context: CallbackContext, llm_response: LlmRespons
 def not_found_answer(state, web_reason: str | None) -> str:
     """The standard reply when nothing usable was found (no LLM involved)."""
     note = prompts.WEB_UNAVAILABLE.format(reason=web_reason) if web_reason else ""
-    text = prompts.NOT_FOUND.format(law=KB_LAW, web_note=note)
+    text = prompts.NOT_FOUND.format(law=kb_label(state), web_note=note)
     articles = ((state.get(RETRIEVAL) or {}).get("articles") or [])[:3]
     if articles:
         text += prompts.NOT_FOUND_NEAREST.format(titles="、".join(a["article_cn"] for a in articles))

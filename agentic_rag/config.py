@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     corpus_structure: Path | None = Field(PROJECT_ROOT / "agentic_rag" / "resources" / "pipl_structure.jsonl",
                                           description="optional chapter/section file for corpus_path")
 
+    kb_law: str | None = Field(None, description="the law the knowledge base holds, as prompts and the citation "
+                                                 "check name it; default: the law of the index when it holds one")
+
     # --- models for retrieval
     embedding_model: str | None = Field(None, description="name or path; default: bge-m3 if downloaded, "
                                                            "else the offline EmbeddingGemma")

@@ -9,7 +9,7 @@ as strings.
 from __future__ import annotations
 
 import logging
-from typing import Literal
+from typing import Literal, get_args
 
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.registry import LLMRegistry
@@ -19,6 +19,7 @@ from .config import Settings
 log = logging.getLogger(__name__)
 
 Role = Literal["rewriter", "evaluator", "answer"]
+ROLES: tuple[Role, ...] = get_args(Role)
 JSON_ROLES: frozenset[str] = frozenset({"rewriter", "evaluator"})
 
 

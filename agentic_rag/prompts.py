@@ -5,7 +5,7 @@ breaks on braces inside JSON examples and on Chinese identifiers). Each asks for
 structure; the parsers accept sloppy JSON and fall back safely.
 """
 
-REWRITER = """你是法律检索的查询改写助手。把用户的问题改写成便于检索《{law}》条文的查询。
+REWRITER = """你是法律检索的查询改写助手。把用户的问题改写成便于检索{law}条文的查询。
 
 要求：
 1. 保留用户原意，用法律术语规范表述（例如"卖手机号"→"向他人提供个人信息"，"小孩"→"不满十四周岁未成年人"）。
@@ -36,7 +36,7 @@ EVALUATOR = """你是法律检索质量评估员。判断下面检索到的法�
 只输出一个 JSON 对象：
 {{"relevance": 分数, "relevance_reason": "理由", "completeness": 分数, "completeness_reason": "理由", "accuracy": 分数, "accuracy_reason": "理由", "coverage": 分数, "coverage_reason": "理由"}}"""
 
-ANSWER_LOCAL = """你是专业的法律咨询顾问。只根据下面检索到的《{law}》条文回答用户的问题。
+ANSWER_LOCAL = """你是专业的法律咨询顾问。只根据下面检索到的{law}条文回答用户的问题。
 
 用户问题：{question}
 
@@ -75,7 +75,7 @@ ANSWER_WEB = """你是专业的法律咨询顾问。本地检索到的法条不�
 **注意事项：**
 **免责声明：**本咨询基于现有法律条文和公开信息，具体适用需结合实际情况，建议咨询专业律师。"""
 
-NOT_FOUND = """很抱歉，根据您的问题描述，我无法在《{law}》中找到足够准确的法律条文来提供专业建议。{web_note}
+NOT_FOUND = """很抱歉，根据您的问题描述，我无法在{law}中找到足够准确的法律条文来提供专业建议。{web_note}
 
 建议您：
 1. 重新详细描述您的具体情况（涉及的主体、行为、时间和您想解决的问题）；

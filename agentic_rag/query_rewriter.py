@@ -16,10 +16,7 @@ from . import prompts
 from .config import Settings
 from .llm import make_model
 from .parsing import as_str_list, parse_json_object
-from .state import REWRITE_RAW, USER_QUERY, user_prompt
-
-KB_LAW = "中华人民共和国个人信息保护法"
-
+from .state import REWRITE_RAW, USER_QUERY, kb_label, user_prompt
 
 @dataclass
 class Rewrite:
@@ -48,7 +45,7 @@ def parse_rewrite(text: str | None, question: str) -> Rewrite:
 
 def _inject_prompt(callback_context: CallbackContext, llm_request: LlmRequest) -> None:
     question = callback_context.state.get(USER_QUERY, "")
-    llm_request.contents = user_prompt(prompts.REWRITER.format(law=KB_LAW, question=question))
+    llm_request.contents = user_prompt(prompts.REWRITER.format(law=kb_label(callback_context.state), question=question))
     return None
 
 

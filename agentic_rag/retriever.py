@@ -99,7 +99,10 @@ class LocalRetriever:
         self._bm25: BM25Scorer = make_bm25(index.tokens, self.settings.bm25_backend)
         self._gram: SparseBM25 | None = None
         self._gram_lock = threading.Lock()
-        self._n_laws = len({d.law for d in self.documents})
+        laws = {d.law for d in self.documents}
+        self._n_laws = len(laws)
+        # The knowledge base's law when the index holds exactly one (prompts and the citation check name it).
+        self.law: str | None = next(iter(laws)) if len(laws) == 1 else None
         self._by_article: dict[int, list[int]] = {}
         for i, d in enumerate(self.documents):
             if d.article is not None:

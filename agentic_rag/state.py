@@ -11,6 +11,7 @@ from google.genai import types
 
 # Keys written per question (overwritten by the next question of the same session).
 USER_QUERY = "user_query"
+KB_LAW = "kb_law"  # the knowledge base's law title, or None for a collection of several laws
 REWRITE = "rewrite"
 RETRIEVAL_PLAN = "retrieval_plan"
 RETRIEVAL = "retrieval"
@@ -29,6 +30,12 @@ ERRORS = "errors"
 REWRITE_RAW = "rewrite_raw"
 QUALITY_RAW = "quality_raw"
 ANSWER_RAW = "answer_raw"
+
+
+def kb_label(state) -> str:
+    """How prompts name the knowledge base: 《law》 for a one-law index, else 知识库."""
+    law = state.get(KB_LAW)
+    return f"《{law}》" if law else "知识库"
 
 
 def state_event(ctx: InvocationContext, author: str, delta: dict, text: str | None = None) -> Event:

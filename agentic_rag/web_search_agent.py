@@ -9,7 +9,7 @@ from google.adk.events import Event
 from pydantic import ConfigDict
 
 from .config import Settings
-from .state import REWRITE, USER_QUERY, WEB, state_event
+from .state import KB_LAW, REWRITE, USER_QUERY, WEB, state_event
 from .web_search import SerpApiSearch
 
 
@@ -21,7 +21,8 @@ class WebSearchAgent(BaseAgent):
         state = ctx.session.state
         rewrite = state.get(REWRITE) or {}
         query = rewrite.get("main_query") or state.get(USER_QUERY, "")
-        outcome = await SerpApiSearch(self.settings).asearch(f"{query} 个人信息保护法")
+        law = (state.get(KB_LAW) or "").removeprefix("中华人民共和国")  # the short name people search with
+        outcome = await SerpApiSearch(self.settings).asearch(f"{query} {law}".strip())
         if outcome.status == "ok":
             text = f"网络检索：获得 {len(outcome.results)} 条结果。"
         else:

@@ -7,7 +7,7 @@ import pytest
 
 from agentic_rag.citations import check_citations
 from agentic_rag.eval.__main__ import main as eval_main
-from agentic_rag.query_rewriter import KB_LAW
+from agentic_rag.eval.e2e import interleave_types
 from tests.conftest import MODELS_DIR
 from tests.fakes.fake_llm import install
 
@@ -38,6 +38,44 @@ def test_e2e_command_reports_paths_and_citation_metrics(pipl_data_dir, tmp_path,
     assert json.loads(out.read_text())["summary"] == s
 
 
+def test_e2e_checkpoint_resumes_and_refuses_another_configuration(pipl_data_dir, tmp_path, capsys):
+    rows = [{"id": "a", "query": "处理敏感个人信息需要单独同意吗？", "gold": [29], "type": "semantic"},
+            {"id": "b", "query": "第五十七条是什么内容", "gold": [57], "type": "exact"},
+            {"id": "c", "query": "人脸识别设备装在商场里合法吗？", "gold": [26], "type": "semantic"}]
+    dataset = tmp_path / "ds.jsonl"
+    graded: list[str] = []
+
+    def grade(prompt: str) -> str:
+        graded.append(prompt)
+        return json.dumps({d: 9 for d in ("relevance", "completeness", "accuracy", "coverage")})
+
+    install({"rewriter": "{}", "evaluator": grade, "answer": "依据第二十九条。"})
+    checkpoint = tmp_path / "run.jsonl"
+    common = ["--model", "fake/script", "--data-dir", str(pipl_data_dir), "--checkpoint", str(checkpoint)]
+    dataset.write_text(json.dumps(rows[0], ensure_ascii=False) + "\n", encoding="utf-8")
+    assert eval_main(["e2e", "--dataset", str(dataset), *common]) == 0
+    assert len(graded) == 1 and len(checkpoint.read_text().splitlines()) == 1
+    checkpoint.write_text(checkpoint.read_text() + '{"id": "c", "cut by a kil')  # a line torn by a kill is rerun
+
+    dataset.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    capsys.readouterr()
+    assert eval_main(["e2e", "--dataset", str(dataset), *common]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert len(graded) == 2  # "a" was not run again; "b" is a pure lookup (PASS by rule); "c" was graded
+    assert [q["id"] for q in result["questions"]] == ["a", "b", "c"] and result["summary"]["n"] == 3
+    lines = checkpoint.read_text().splitlines()
+    assert lines[1] == '{"id": "c", "cut by a kil' and [json.loads(x)["id"] for x in lines[:1] + lines[2:]] == ["a", "b", "c"]
+
+    common[1] = "fake/other"  # another model must not be pooled with these results
+    assert eval_main(["e2e", "--dataset", str(dataset), *common]) == 1
+    assert "use another file" in capsys.readouterr().err and len(graded) == 2
+
+
+def test_interleave_types_makes_every_prefix_stratified():
+    rows = [{"id": f"a{i}", "type": "a"} for i in range(3)] + [{"id": "b0", "type": "b"}, {"id": "c0", "type": "c"}]
+    assert [r["id"] for r in interleave_types(rows)] == ["a0", "b0", "c0", "a1", "a2"]
+
+
 @pytest.mark.slow
 def test_real_local_model_answers_with_retrieved_citations(pipl_settings, retriever):
     """The embedded llama.cpp model (0.5B for speed) through the real workflow: structure, not wording."""
@@ -56,7 +94,7 @@ def test_real_local_model_answers_with_retrieved_citations(pipl_settings, retrie
     assert state["final_answer"].strip()
     retrieved = [a["article"] for a in state["retrieval"]["articles"]]
     assert 29 in retrieved or 28 in retrieved
-    recheck = check_citations(state["final_answer"].split("> 核对说明")[0], KB_LAW, retrieved,
+    recheck = check_citations(state["final_answer"].split("> 核对说明")[0], state["kb_law"], retrieved,
                               [a["text"] for a in state["retrieval"]["articles"]])
     assert recheck.invalid == []  # whatever the model wrote, no unretrieved article survives in the answer
     assert state["llm_calls"] >= 2

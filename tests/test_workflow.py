@@ -73,6 +73,7 @@ def test_pass_path_answers_from_local_articles(settings, factory):
     assert state["llm_calls"] == 3 and set(state["timings"]) >= {"rewrite", "retrieve", "evaluate", "answer", "total"}
     assert [r for r, _ in FakeLlm.calls] == ["rewriter", "evaluator", "answer"]
     assert QUESTION in FakeLlm.calls[0][1]  # the rewriter sees the user's question (include_contents="none")
+    assert state["kb_law"] == "中华人民共和国个人信息保护法" and "《中华人民共和国个人信息保护法》" in FakeLlm.calls[0][1]
     assert "【第十条】" in FakeLlm.calls[1][1]  # the grader sees the retrieved articles
     authors = [a for a, _ in texts(events)]
     assert "RetrievalAgent" in authors and authors[-1] == "AnswerGeneratorAgent"
@@ -149,6 +150,8 @@ def test_off_topic_question_fails_by_rule_without_grading(settings, factory):
 
 
 class EmptyRetriever:
+    law = None  # like an index of several laws
+
     def retrieve(self, query, **kw):
         return RetrievalResult(query=query, query_type="semantic", matcher=kw.get("matcher", "ensemble"), articles=[])
 
@@ -186,6 +189,19 @@ def test_missing_index_is_a_message_not_a_crash(settings, tmp_path):
     s = settings.model_copy(update={"data_dir": tmp_path / "nothing"})
     state, _ = run_workflow(s, lambda: LocalRetriever.from_settings(s))
     assert state["path"] == "error" and "init_index.py" in state["final_answer"]
+    assert FakeLlm.calls == []  # the index is opened before any LLM call is spent
+
+
+def test_knowledge_base_law_comes_from_the_setting_or_the_index(settings, factory):
+    install({"rewriter": REWRITE, "evaluator": BAD})
+    state, _ = run_workflow(settings.model_copy(update={"kb_law": "中华人民共和国数据安全法"}), factory)
+    assert state["kb_law"] == "中华人民共和国数据安全法" and "检索《中华人民共和国数据安全法》条文" in FakeLlm.calls[0][1]
+    assert state["path"] == "none" and "无法在《中华人民共和国数据安全法》中" in state["final_answer"]
+
+    install({"rewriter": REWRITE})
+    state, _ = run_workflow(settings, lambda: EmptyRetriever())
+    assert state["kb_law"] is None and "检索知识库条文" in FakeLlm.calls[0][1]
+    assert "无法在知识库中" in state["final_answer"]
 
 
 def test_best_attempt_is_kept_when_retrying(settings, factory):

@@ -33,7 +33,7 @@ def _retrieval(args: argparse.Namespace) -> dict:
 
 
 def _e2e(args: argparse.Namespace) -> dict:
-    from .e2e import evaluate_e2e
+    from .e2e import evaluate_e2e, interleave_types
     from .retrieval import load_dataset
 
     update = {k: v for k, v in (("agentic_rag_model", args.model), ("data_dir", args.data_dir)) if v}
@@ -47,13 +47,15 @@ def _e2e(args: argparse.Namespace) -> dict:
                 counts[row["type"]] += 1
                 picked.append(row)
         rows = picked
+    if args.interleave:
+        rows = interleave_types(rows)
     rows = rows[: args.limit or None]
 
     def progress(i: int, n: int, r: dict) -> None:
         print(f"[{i}/{n}] {r['id']:10} {r['path'] or '-':8} total={r['total']} cited={r['cited']} gold={r['gold']} "
               f"{r['latency_s']:.1f}s", file=sys.stderr, flush=True)
 
-    result = evaluate_e2e(rows, settings, progress)
+    result = evaluate_e2e(rows, settings, progress, checkpoint=args.checkpoint)
     result["dataset"] = str(args.dataset)
     print(json.dumps(result["summary"], ensure_ascii=False, indent=2), file=sys.stderr)
     return result
@@ -77,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--limit", type=int, help="only the first N questions")
     e.add_argument("--per-type", type=int, help="only the first N questions of each type (a stratified slice)")
     e.add_argument("--data-dir", type=Path, help="index to use (default: DATA_DIR)")
+    e.add_argument("--interleave", action="store_true",
+                   help="round-robin over question types, so that a partial run is a stratified sample")
+    e.add_argument("--checkpoint", type=Path,
+                   help="append each finished question here (JSONL) and skip those already in it: resumable runs")
     e.add_argument("--json", type=Path, help="also write the JSON result here")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

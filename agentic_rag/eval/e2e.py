@@ -8,22 +8,93 @@ latency. Summary:
 * citation_precision — cited ∩ gold / cited, over in-scope questions whose answer cites something;
 * citation_recall — cited ∩ gold / gold, over in-scope questions;
 * p50_latency_s, llm_calls_per_question.
+
+A run over a whole eval set with a local model takes hours, so results can be checkpointed: with a checkpoint file
+every finished question is appended at once (JSONL), and a later run with the same file skips what is done. Each
+line records the run it belongs to (models, prompts, threshold, index): mixing configurations in one file is refused.
 """
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import os
 import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from itertools import zip_longest
+from pathlib import Path
 
+from .. import prompts
 from ..config import Settings
+from ..llm import ROLES, model_name
 from ..oneshot import ask
 
+Progress = Callable[[int, int, dict], None]
 
-async def _run(rows: list[dict], settings: Settings, progress) -> list[dict]:
+
+class CheckpointMismatchError(ValueError):
+    """The checkpoint file holds results of another configuration (model or index)."""
+
+
+def run_config(settings: Settings, index_fingerprint: str) -> dict:
+    """What must be equal for results to be pooled: the model of every role, the prompts and the index."""
+    prompt_text = "".join(v for k, v in sorted(vars(prompts).items()) if k.isupper() and isinstance(v, str))
+    return {"models": {role: model_name(role, settings) for role in ROLES},
+            "prompts": hashlib.sha256(prompt_text.encode()).hexdigest()[:12],
+            "threshold": settings.quality_threshold, "index": index_fingerprint}
+
+
+def interleave_types(rows: list[dict]) -> list[dict]:
+    """Round-robin over question types (file order within a type), so that any prefix is a stratified sample."""
+    by_type: dict[str, list[dict]] = {}
+    for row in rows:
+        by_type.setdefault(row["type"], []).append(row)
+    return [row for group in zip_longest(*by_type.values()) for row in group if row is not None]
+
+
+def load_checkpoint(path: Path, config: dict) -> dict[str, dict]:
+    """Finished results by question id; raises CheckpointMismatchError when a line belongs to another run."""
+    done: dict[str, dict] = {}
+    if not path.exists():
+        return done
+    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            result = json.loads(line)
+        except json.JSONDecodeError:  # a line cut by a kill: that question is simply run again
+            continue
+        if result.get("run") != config:
+            raise CheckpointMismatchError(
+                f"{path}:{line_no} was made with {result.get('run')}, this run is {config}: use another file")
+        done[result["id"]] = result
+    return done
+
+
+def _append(path: Path, result: dict) -> None:
+    torn = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
+    with open(path, "a", encoding="utf-8") as f:
+        # after a line torn by a kill, start a new line rather than extend (and spoil) it
+        f.write(("\n" if torn else "") + json.dumps(result, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+async def _run(rows: list[dict], settings: Settings, progress: Progress, checkpoint: Path | None) -> list[dict]:
     from ..agent import ConditionalWorkflowAgent
+    from ..retriever import get_retriever
 
-    agent = ConditionalWorkflowAgent(settings=settings)
+    retriever = get_retriever(settings)
+    manifest = retriever.index.manifest
+    config = run_config(settings, f"{manifest.embedder_id}:{manifest.corpus_sha256[:16]}:{manifest.doc_count}")
+    done = load_checkpoint(checkpoint, config) if checkpoint else {}
+    agent = ConditionalWorkflowAgent(settings=settings, retriever_factory=lambda: retriever)
     out = []
     for i, row in enumerate(rows, start=1):
+        if row["id"] in done:
+            out.append(done[row["id"]])
+            continue
         t0 = time.perf_counter()
         state = await ask(agent, row["query"])
         latency = time.perf_counter() - t0
@@ -35,7 +106,10 @@ async def _run(rows: list[dict], settings: Settings, progress) -> list[dict]:
                   "invalid_citations": citations.get("invalid", []),
                   "retrieved": [a["article"] for a in (state.get("retrieval") or {}).get("articles", [])],
                   "llm_calls": state.get("llm_calls", 0), "latency_s": round(latency, 2),
-                  "errors": state.get("errors") or []}
+                  "errors": state.get("errors") or [], "run": config,
+                  "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        if checkpoint:
+            _append(checkpoint, result)
         out.append(result)
         progress(i, len(rows), result)
     return out
@@ -64,6 +138,7 @@ def summarize(results: list[dict]) -> dict:
     }
 
 
-def evaluate_e2e(rows: list[dict], settings: Settings, progress=lambda i, n, r: None) -> dict:
-    results = asyncio.run(_run(rows, settings, progress))
+def evaluate_e2e(rows: list[dict], settings: Settings, progress: Progress = lambda i, n, r: None,
+                 checkpoint: Path | None = None) -> dict:
+    results = asyncio.run(_run(rows, settings, progress, checkpoint))
     return {"summary": summarize(results), "questions": results}

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from agentic_rag.config import get_settings
 from agentic_rag.eval.metrics import mean_metrics, score_ranking
+from agentic_rag.eval.e2e import interleave_types
 from agentic_rag.eval.retrieval import load_dataset
 from agentic_rag.llm_reranker import LlmPointwiseReranker
 from agentic_rag.retriever import LocalRetriever
@@ -26,14 +27,15 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--dataset", type=Path, default=Path("eval/pipl_eval.jsonl"))
     p.add_argument("--top-n", type=int, default=10)
-    p.add_argument("--limit", type=int)
+    p.add_argument("--limit", type=int, help="only N questions, stratified by type (the LLM variant costs ~30 s each)")
     p.add_argument("--gguf", default="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
     p.add_argument("--json", type=Path)
     p.add_argument("--no-llm", action="store_true", help="skip the LLM variant (minutes per question set)")
     args = p.parse_args()
     settings = get_settings()
     retriever = LocalRetriever.from_settings(settings.model_copy(update={"reranker": "none"}))
-    rows = [r for r in load_dataset(args.dataset) if r["gold"]][: args.limit or None]
+    # round-robin over question types: a --limit slice is stratified, not just the first colloquial questions
+    rows = interleave_types([r for r in load_dataset(args.dataset) if r["gold"]])[: args.limit or None]
     llm = None if args.no_llm else LlmPointwiseReranker(settings.models_dir / args.gguf, n_threads=settings.local_llm_threads)
     by_doc_id = {d.id: i for i, d in enumerate(retriever.documents)}
     metrics: dict[str, list] = {"none": [], "embedding": []} | ({} if llm is None else {"llm": []})

@@ -1,7 +1,8 @@
 """Pointwise LLM reranker: P("是") − P("否") of a local GGUF model asked "does this article answer the question?".
 
 There is no Chinese cross-encoder in the offline pack; this is the measured alternative (see README: it costs
-~3.7 s per (question, article) pair on 2 cores: 37 s per query for 10 candidates). It reads the next-token logits directly instead of generating.
+~3.7 s per (question, article) pair on 2 cores, 37 s per query for 10 candidates, and ranks worse than fusion).
+It reads the next-token logits directly instead of generating.
 """
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 Rules come before the LLM: no retrieved article → FAIL without a call; the best dense similarity below the
 calibrated floor (chit-chat, clearly off-topic questions) → FAIL without a call; a question that is only an
 article reference which was found (第五十七条是什么) → PASS without a call. Small local graders pass almost anything
-(the e2e numbers in the README), so these rules carry the "honest about what it does not know" part. Unparseable LLM output → FAIL with the reason
-recorded: a grader that cannot be read never passes by default.
+(the e2e numbers in the README), so these rules carry the "honest about what it does not know" part. Unparseable
+LLM output → FAIL with the reason recorded: a grader that cannot be read never passes by default.
 """
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from .llm import make_model
 from .parsing import as_str_list, parse_json_object
 from .state import REWRITE_RAW, USER_QUERY, kb_label, user_prompt
 
+
 @dataclass
 class Rewrite:
     main_query: str
@@ -45,7 +46,8 @@ def parse_rewrite(text: str | None, question: str) -> Rewrite:
 
 def _inject_prompt(callback_context: CallbackContext, llm_request: LlmRequest) -> None:
     question = callback_context.state.get(USER_QUERY, "")
-    llm_request.contents = user_prompt(prompts.REWRITER.format(law=kb_label(callback_context.state), question=question))
+    text = prompts.REWRITER.format(law=kb_label(callback_context.state), question=question)
+    llm_request.contents = user_prompt(text)
     return None
 
 

@@ -54,11 +54,19 @@ def interleave_types(rows: list[dict]) -> list[dict]:
 
 
 def load_checkpoint(path: Path, config: dict) -> dict[str, dict]:
-    """Finished results by question id; raises CheckpointMismatchError when a line belongs to another run."""
+    """Finished results by question id; raises CheckpointMismatchError when a line belongs to another run.
+
+    A last line torn by a kill is closed with a newline here, once, so that the next append starts a line of its
+    own instead of extending (and spoiling) it.
+    """
     done: dict[str, dict] = {}
     if not path.exists():
         return done
-    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    text = path.read_text(encoding="utf-8")
+    if text and not text.endswith("\n"):
+        with open(path, "a", encoding="utf-8") as f:
+            f.write("\n")
+    for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -73,10 +81,8 @@ def load_checkpoint(path: Path, config: dict) -> dict[str, dict]:
 
 
 def _append(path: Path, result: dict) -> None:
-    torn = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
     with open(path, "a", encoding="utf-8") as f:
-        # after a line torn by a kill, start a new line rather than extend (and spoil) it
-        f.write(("\n" if torn else "") + json.dumps(result, ensure_ascii=False) + "\n")
+        f.write(json.dumps(result, ensure_ascii=False) + "\n")
         f.flush()
         os.fsync(f.fileno())
 

@@ -35,6 +35,10 @@ def test_e2e_command_reports_paths_and_citation_metrics(pipl_data_dir, tmp_path,
     assert s["n"] == 3 and s["pass_rate_in_scope"] == 1.0 and s["fail_rate_out_of_scope"] == 1.0
     assert s["citation_recall"] == 1.0 and s["citation_precision"] == pytest.approx((0.5 + 1.0) / 2)
     assert [q["path"] for q in result["questions"]] == ["pass", "pass", "none"]
+    by_type = s["by_type"]
+    assert set(by_type) == {"semantic", "exact", "out_of_kb"}
+    assert by_type["semantic"]["citation_precision"] == 0.5 and by_type["exact"]["citation_precision"] == 1.0
+    assert by_type["out_of_kb"]["fail_rate_out_of_scope"] == 1.0 and by_type["out_of_kb"]["pass_rate_in_scope"] is None
     assert json.loads(out.read_text())["summary"] == s
 
 

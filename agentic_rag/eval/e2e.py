@@ -121,7 +121,9 @@ async def _run(rows: list[dict], settings: Settings, progress: Progress, checkpo
     return out
 
 
-def summarize(results: list[dict]) -> dict:
+def summarize(results: list[dict], by_type: bool = True) -> dict:
+    """The summary metrics; with by_type also the same metrics per question type, since the pooled numbers hide
+    that exact lookups and chit-chat behave nothing like semantic questions."""
     in_scope = [r for r in results if r["gold"]]
     out_scope = [r for r in results if not r["gold"]]
     precisions = [len(set(r["cited"]) & set(r["gold"])) / len(set(r["cited"])) for r in in_scope if r["cited"]]
@@ -131,7 +133,7 @@ def summarize(results: list[dict]) -> dict:
     def mean(xs):
         return round(sum(xs) / len(xs), 4) if xs else None
 
-    return {
+    summary = {
         "n": len(results),
         "pass_rate_in_scope": mean([r["path"] == "pass" for r in in_scope]),
         "fail_rate_out_of_scope": mean([r["path"] != "pass" for r in out_scope]),
@@ -142,6 +144,11 @@ def summarize(results: list[dict]) -> dict:
         "llm_calls_per_question": mean([r["llm_calls"] for r in results]),
         "paths": {p: sum(r["path"] == p for r in results) for p in sorted({str(r["path"]) for r in results})},
     }
+    if by_type:
+        types = sorted({str(r.get("type")) for r in results})
+        summary["by_type"] = {t: summarize([r for r in results if str(r.get("type")) == t], by_type=False)
+                              for t in types}
+    return summary
 
 
 def evaluate_e2e(rows: list[dict], settings: Settings, progress: Progress = lambda i, n, r: None,

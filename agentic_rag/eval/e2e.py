@@ -121,9 +121,8 @@ async def _run(rows: list[dict], settings: Settings, progress: Progress, checkpo
     return out
 
 
-def summarize(results: list[dict], by_type: bool = True) -> dict:
-    """The summary metrics; with by_type also the same metrics per question type, since the pooled numbers hide
-    that exact lookups and chit-chat behave nothing like semantic questions."""
+def _metrics(results: list[dict]) -> dict:
+    """Pass/fail rates, citation precision/recall against gold, latency and LLM calls over one group of results."""
     in_scope = [r for r in results if r["gold"]]
     out_scope = [r for r in results if not r["gold"]]
     precisions = [len(set(r["cited"]) & set(r["gold"])) / len(set(r["cited"])) for r in in_scope if r["cited"]]
@@ -133,7 +132,7 @@ def summarize(results: list[dict], by_type: bool = True) -> dict:
     def mean(xs):
         return round(sum(xs) / len(xs), 4) if xs else None
 
-    summary = {
+    return {
         "n": len(results),
         "pass_rate_in_scope": mean([r["path"] == "pass" for r in in_scope]),
         "fail_rate_out_of_scope": mean([r["path"] != "pass" for r in out_scope]),
@@ -144,11 +143,15 @@ def summarize(results: list[dict], by_type: bool = True) -> dict:
         "llm_calls_per_question": mean([r["llm_calls"] for r in results]),
         "paths": {p: sum(r["path"] == p for r in results) for p in sorted({str(r["path"]) for r in results})},
     }
-    if by_type:
-        types = sorted({str(r.get("type")) for r in results})
-        summary["by_type"] = {t: summarize([r for r in results if str(r.get("type")) == t], by_type=False)
-                              for t in types}
-    return summary
+
+
+def summarize(results: list[dict]) -> dict:
+    """The metrics over all results and, under by_type, per question type: the pooled numbers hide that exact
+    lookups and chit-chat behave nothing like semantic questions."""
+    groups: dict[str, list[dict]] = {}
+    for r in results:
+        groups.setdefault(str(r.get("type")), []).append(r)
+    return {**_metrics(results), "by_type": {t: _metrics(groups[t]) for t in sorted(groups)}}
 
 
 def evaluate_e2e(rows: list[dict], settings: Settings, progress: Progress = lambda i, n, r: None,

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from agentic_rag.config import get_settings
-from agentic_rag.index import IndexError_, clean_index
+from agentic_rag.knowledge.index import IndexError_, clean_index
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from agentic_rag.corpus import file_sha256
+from agentic_rag.knowledge.corpus import file_sha256
 
 ROOT = Path(__file__).resolve().parent
 COMPLETE_MARKER = ".complete.json"

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 from agentic_rag.config import get_settings
-from agentic_rag.corpus import CorpusError, file_sha256, load_corpus
-from agentic_rag.embedder import load_embedder
-from agentic_rag.index import IndexError_, build_index
-from agentic_rag.models import ModelNotAvailableError, resolve_embedder
-from agentic_rag.tokenizer import LegalTokenizer
+from agentic_rag.knowledge.corpus import CorpusError, file_sha256, load_corpus
+from agentic_rag.retrieval.embedder import load_embedder
+from agentic_rag.knowledge.index import IndexError_, build_index
+from agentic_rag.retrieval.models import ModelNotAvailableError, resolve_embedder
+from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,13 +1,13 @@
-"""Agentic RAG for Chinese legal questions, as a Google ADK app (`root_agent`).
+"""Agentic RAG for Chinese legal questions, as a Google ADK app (`root_agent`, `app`).
 
-`root_agent` is imported lazily so that `import agentic_rag.retriever` (index building, evaluation, benchmarks)
-does not pay for loading ADK and LiteLLM.
+Both are imported lazily so that `import agentic_rag.retrieval…` (index building, evaluation, benchmarks) does not
+pay for loading ADK and LiteLLM.
 """
 
 
 def __getattr__(name: str):
-    if name == "root_agent":
-        from .agent import root_agent
+    if name in ("root_agent", "app"):
+        from . import agent
 
-        return root_agent
+        return getattr(agent, name)
     raise AttributeError(f"module 'agentic_rag' has no attribute {name!r}")

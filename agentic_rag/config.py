@@ -1,7 +1,10 @@
 """One typed settings object, read from the environment and `.env`.
 
-Every knob a deployment may turn lives here (and in `.env.example`) so that the code never reads
-`os.environ` on its own. Names are the plain upper-case field names (``EMBEDDING_MODEL``, ``RRF_K`` …).
+Every knob a deployment may turn lives here (and in `.env.example`) so that the code never reads `os.environ` on
+its own. Names are the plain upper-case field names (``EMBEDDING_MODEL``, ``RRF_K`` …).
+
+Keys are `SecretStr`: they print as ``**********`` and only `reveal()` at the point of use gives the value. No
+agent holds a `Settings` as a pydantic field (ADK serialises agent fields for the Dev UI): stages keep it private.
 """
 from __future__ import annotations
 
@@ -10,25 +13,29 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from . import offline  # noqa: F401  (sets the offline environment before any model library is imported)
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Tests point this at /dev/null so that a developer's .env (a real SerpAPI key …) never leaks into them.
+ENV_FILE = os.environ.get("AGENTIC_RAG_ENV_FILE", str(PROJECT_ROOT / ".env"))
 
-# LiteLLM downloads a price map at import unless told not to; this machine class has no such network.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-# Run time never downloads weights: sentence-transformers / transformers must only look locally.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+WebProviderName = Literal["auto", "serpapi", "tavily", "bocha", "none"]
 
-Matcher = Literal["ensemble", "hybrid", "bm25", "vector", "gram"]
+
+def reveal(secret: SecretStr | str | None) -> str | None:
+    """The key's value at the point of use, or None when it is unset or blank."""
+    value = secret.get_secret_value() if isinstance(secret, SecretStr) else str(secret or "")
+    return value.strip() or None
 
 
 class Settings(BaseSettings):
     """Configuration of the retriever and the agent (see `.env.example` for a commented copy)."""
 
-    model_config = SettingsConfigDict(env_file=str(PROJECT_ROOT / ".env"), env_file_encoding="utf-8",
-                                      extra="ignore", case_sensitive=False)
+    model_config = SettingsConfigDict(env_file=ENV_FILE, env_file_encoding="utf-8", extra="ignore",
+                                      case_sensitive=False, populate_by_name=True)
 
     # --- paths
     data_dir: Path = Field(PROJECT_ROOT / "data", description="built index (init_index.py writes it)")
@@ -36,7 +43,6 @@ class Settings(BaseSettings):
     corpus_path: Path = Field(PROJECT_ROOT / "chinese_law.txt", description="the knowledge base source")
     corpus_structure: Path | None = Field(PROJECT_ROOT / "agentic_rag" / "resources" / "pipl_structure.jsonl",
                                           description="optional chapter/section file for corpus_path")
-
     kb_law: str | None = Field(None, description="the law the knowledge base holds, as prompts and the citation "
                                                  "check name it; default: the law of the index when it holds one")
 
@@ -48,6 +54,8 @@ class Settings(BaseSettings):
     reranker_model: str | None = Field(None, description="cross-encoder name or path; default: bge-reranker-v2-m3 "
                                                           "if downloaded")
     embed_batch_size: int = 16
+    embed_threads: int = Field(1, ge=1, description="torch threads for query embedding (1 is fastest for one "
+                                                    "short query on 2 busy cores: bench/results/bench.json)")
 
     # --- retrieval
     bm25_backend: Literal["sparse", "rank_bm25"] = "sparse"
@@ -57,28 +65,58 @@ class Settings(BaseSettings):
     rerank_top_n: int = Field(10, ge=1)
     max_query_chars: int = Field(1000, ge=10, description="longer questions are rejected with a clear message")
 
-    # --- agent
+    # --- LLMs
     agentic_rag_model: str | None = Field(None, description="LiteLLM model string or local/<gguf name>")
+    router_model: str | None = None
     rewriter_model: str | None = None
     evaluator_model: str | None = None
     answer_model: str | None = None
-    deepseek_api_key: str | None = None
+    deepseek_api_key: SecretStr | None = None
     local_llm: str = Field("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", description="GGUF in models_dir or a path")
     local_llm_ctx: int = 4096
     local_llm_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
-    llm_timeout_s: float = Field(300.0, description="per LLM call; the local 1.5B model needs ~60 s for an answer on 2 cores")
-    llm_max_retries: int = 1
+    llm_timeout_s: float = Field(120.0, gt=0, description="one LLM call; the question deadline bounds it too")
+    llm_max_retries: int = Field(1, ge=0, le=5)
+    llm_retry_after_cap_s: float = Field(10.0, ge=0, description="longest Retry-After honoured before a retry")
+    question_deadline_s: float | None = Field(
+        None, gt=0, description="whole question; default 300 s with the embedded model, 90 s with API models")
+
+    # --- the gate
     quality_threshold: int = Field(32, ge=0, le=40)
     min_vector_score: float = Field(
         0.22, description="best dense cosine below this → FAIL without asking the grader (off-topic). Calibrated for "
                           "EmbeddingGemma on the eval set: in-scope min 0.228, chit-chat median 0.15, other laws 0.28")
-    max_attempts: int = Field(1, ge=1, le=4, description="retrieve+evaluate rounds; the best one is kept")
 
-    # --- web search
-    serpapi_api_key: str | None = None
+    # --- the agentic loop
+    agentic_enabled: bool = Field(True, description="false: one attempt, no router LLM, no multi-intent split")
+    agentic_max_retries: int = Field(2, ge=0, le=4, description="further retrieve+grade attempts after a FAIL")
+    max_attempts: int | None = Field(None, ge=1, le=5, description="legacy: total attempts (overrides the above)")
+    follow_up_depth: int = Field(2, ge=0, le=3, description="how far 依照本法第X条 references are followed")
+    max_sub_questions: int = Field(3, ge=1, le=5)
+
+    # --- web search (FAIL path)
+    web_search_provider: WebProviderName = "auto"
+    serpapi_api_key: SecretStr | None = None
     serpapi_base_url: str | None = Field(None, description="another SerpApi-compatible host (default serpapi.com)")
-    serpapi_timeout_s: float = 15.0
-    web_results: int = 5
+    tavily_api_key: SecretStr | None = None
+    tavily_base_url: str | None = None
+    bocha_api_key: SecretStr | None = None
+    bocha_base_url: str | None = None
+    web_timeout_s: float = Field(15.0, gt=0, validation_alias=AliasChoices("web_timeout_s", "serpapi_timeout_s"))
+    web_results: int = Field(5, ge=1, le=10)
+    web_snippet_chars: int = Field(300, ge=50, le=2000, description="web text per result given to the LLM")
+
+    @property
+    def attempts(self) -> int:
+        """How many retrieve+grade rounds a question may take."""
+        if self.max_attempts is not None:
+            return self.max_attempts
+        return 1 + self.agentic_max_retries if self.agentic_enabled else 1
+
+    def secrets(self) -> list[str]:
+        """Every configured key's value (the log filter redacts them)."""
+        fields = (self.deepseek_api_key, self.serpapi_api_key, self.tavily_api_key, self.bocha_api_key)
+        return [v for v in map(reveal, fields) if v]
 
 
 @lru_cache(maxsize=1)

@@ -13,14 +13,17 @@ import sys
 import time
 
 from .config import get_settings
-from .index import IndexError_
-from .models import ModelNotAvailableError
-from .retriever import LocalRetriever, QueryError, RetrievalResult, RetrievedArticle
+from .knowledge.index import IndexError_
+from .retrieval.channels import MATCHERS
+from .retrieval.models import ModelNotAvailableError
+from .retrieval.retriever import LocalRetriever, QueryError
+from .retrieval.types import Retrieval
+from .state import CITATIONS, FINAL_ANSWER, PATH, QUALITY, RETRIEVAL, TIMINGS, DIMENSIONS
 
-CHANNELS = ("lookup", "vector", "bm25", "gram")
+CHANNELS = ("lookup", "vector", "bm25", "gram", "follow_up")
 
 
-def format_retrieval(result: RetrievalResult) -> str:
+def format_retrieval(result: Retrieval) -> str:
     lines = [f"问题: {result.query}",
              f"类型: {result.query_type}   匹配器: {result.matcher}   "
              f"最高向量相似度: {result.max_vector_score:.3f}" if result.max_vector_score is not None else "",
@@ -29,7 +32,8 @@ def format_retrieval(result: RetrievalResult) -> str:
         cells = []
         for c in CHANNELS:
             ch = a.channels.get(c)
-            cells.append(f"{int(ch['rank']):>4} / {ch['score']:<11.4f}" if ch else f"{'-':>18}")
+            cells.append(f"{int(ch['rank']):>4} / {ch['score']:<11.4f}" if ch and "rank" in ch
+                         else f"{'引用':>18}" if ch else f"{'-':>18}")
         lines.append(f"{i:>2} {a.article_cn:12} {a.score:>8.4f} " + " ".join(f"{c:>18}" for c in cells))
         lines.append(f"   {a.text[:90]}{'…' if len(a.text) > 90 else ''}")
     timing = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
@@ -39,8 +43,9 @@ def format_retrieval(result: RetrievalResult) -> str:
 
 async def run_agent(question: str) -> dict:
     """Run the workflow once, printing each stage's progress line as it happens; return the final state."""
-    from .agent import ConditionalWorkflowAgent
     from .oneshot import ask
+    from .safety import redact
+    from .workflow import ConditionalWorkflowAgent
 
     started = time.perf_counter()
 
@@ -51,42 +56,42 @@ async def run_agent(question: str) -> dict:
         if text:
             print(f"[{time.perf_counter() - started:6.1f}s] {ev.author}: {text.splitlines()[0][:150]}", flush=True)
 
-    return await ask(ConditionalWorkflowAgent(settings=get_settings()), question, show)
+    settings = get_settings()
+    redact.install(settings.secrets())
+    return await ask(ConditionalWorkflowAgent(settings=settings), question, show)
 
 
 def format_outcome(state: dict) -> str:
     lines = [""]
-    quality = state.get("quality") or {}
+    quality = QUALITY.get(state)
     if quality:
-        scores = quality.get("scores", {})
-        lines.append(f"路径: {state.get('path')}   质量: " + "，".join(
-            f"{k} {scores.get(k, 0):g}" for k in ("relevance", "completeness", "accuracy", "coverage"))
-            + f"   总分 {quality.get('total', 0):g}/40 → {'PASS' if quality.get('passed') else 'FAIL'} ({quality.get('source')})")
-    citations = state.get("citations") or {}
+        lines.append(f"路径: {PATH.get(state)}   质量: " + "，".join(f"{k} {quality.scores.get(k, 0):g}" for k in DIMENSIONS)
+                     + f"   总分 {quality.total:g}/40 → {quality.verdict.upper()} ({quality.source})")
+    citations = CITATIONS.get(state)
     if citations:
-        lines.append(f"引用核对: 有效 {citations.get('valid')}  未核实 {citations.get('invalid')}")
-    timings = state.get("timings") or {}
+        lines.append(f"引用核对: 有效 {citations.valid}  未核实 {citations.invalid}")
+    timings = TIMINGS.get(state) or {}
     if timings:
         lines.append("耗时: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
-    lines += ["", "=" * 60, state.get("final_answer") or "(no answer)"]
+    lines += ["", "=" * 60, FINAL_ANSWER.get(state) or "(no answer)"]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("question", nargs="?", default="公司把我的手机号卖给别人合法吗？")
-    p.add_argument("--matcher", default="ensemble", choices=["ensemble", "hybrid", "bm25", "vector", "gram"])
+    p.add_argument("--matcher", default="ensemble", choices=list(MATCHERS))
     p.add_argument("--retrieval-only", action="store_true", help="show retrieval only, no LLM")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if not args.retrieval_only:
         state = asyncio.run(run_agent(args.question))
-        if state.get("retrieval"):
+        retrieval = RETRIEVAL.get(state)
+        if retrieval:
             print()
-            print(format_retrieval(RetrievalResult(**{k: v for k, v in state["retrieval"].items() if k != "articles"},
-                                                   articles=[RetrievedArticle(**a) for a in state["retrieval"]["articles"]])))
+            print(format_retrieval(retrieval))
         print(format_outcome(state))
-        return 0 if state.get("path") not in ("error", "rejected") else 1
+        return 0 if PATH.get(state) not in ("error", "rejected") else 1
     try:
         retriever = LocalRetriever.from_settings(get_settings())
         result = retriever.retrieve(args.question, matcher=args.matcher)

@@ -1,49 +1,179 @@
-"""Session-state helpers shared by the agents.
+"""The typed state contract between the stages: what each stage writes, under which key, in which shape.
 
 Only deltas carried by events persist (`ctx.session.state[...] = x` is lost in every session service), so every
-stage reports its results through `state_event`, which also carries the short progress line the Dev UI shows.
+stage writes its typed output as JSON through `state_delta`, and readers get it back validated through the same
+`Slot`. No other module spells a state key: eval, demo and tests read through these slots too.
 """
 from __future__ import annotations
 
-from google.adk.agents.invocation_context import InvocationContext
-from google.adk.events import Event, EventActions
-from google.genai import types
+from typing import Any, Generic, Literal, TypeVar
 
-# Keys written per question (overwritten by the next question of the same session).
-USER_QUERY = "user_query"
-KB_LAW = "kb_law"  # the knowledge base's law title, or None for a collection of several laws
-REWRITE = "rewrite"
-RETRIEVAL_PLAN = "retrieval_plan"
-RETRIEVAL = "retrieval"
-QUALITY = "quality"
-QUALITY_SCORE = "quality_score"
-QUALITY_PASSED = "quality_passed"
-WEB = "web_search"
-PATH = "path"
-CITATIONS = "citations"
-FINAL_ANSWER = "final_answer"
-TIMINGS = "timings"
-ATTEMPTS = "attempts"
-LLM_CALLS = "llm_calls"
-ERRORS = "errors"
-# Raw LLM outputs (output_key of the LLM agents).
-REWRITE_RAW = "rewrite_raw"
-QUALITY_RAW = "quality_raw"
-ANSWER_RAW = "answer_raw"
+from pydantic import BaseModel, Field, TypeAdapter
+
+from .retrieval.types import Article, Retrieval
+
+T = TypeVar("T")
+
+Path = Literal["pass", "web", "none", "rejected", "error", "degraded", "chitchat", "out_of_kb"]
+RouteKind = Literal["kb", "chitchat", "out_of_kb", "multi"]
+Verdict = Literal["pass", "fail", "unreadable", "model_error"]
+DIMENSIONS = ("relevance", "completeness", "accuracy", "coverage")
+DIMENSION_CN = {"relevance": "相关性", "completeness": "完整性", "accuracy": "准确性", "coverage": "覆盖面"}
 
 
-def kb_label(state) -> str:
+class Route(BaseModel):
+    """The router's decision: which path a question takes before any retrieval."""
+
+    kind: RouteKind
+    reason: str = ""
+    source: str = "rule"  # rule | llm | off (loop disabled)
+    signals: dict[str, Any] = Field(default_factory=dict)
+    sub_questions: list[str] = Field(default_factory=list)  # multi-intent: at most MAX_SUB_QUESTIONS
+    topic: str = ""  # out_of_kb: what the question seems to concern
+
+
+class Rewrite(BaseModel):
+    main_query: str
+    variants: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+    domain: str = ""
+    complexity: str = ""
+    source: Literal["llm", "skipped", "fallback", "retry"] = "llm"
+    fallback: bool = False  # the LLM output was unusable or the call failed: the original question is used
+    error: str | None = None
+
+
+class Plan(BaseModel):
+    """One retrieve+grade attempt: which matcher, which queries, how many candidates, and why."""
+
+    attempt: int  # 1-based
+    matcher: str
+    main_query: str
+    variants: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+    top_k: int
+    reason: str = "first attempt"
+
+
+class Quality(BaseModel):
+    scores: dict[str, float]
+    reasons: dict[str, str] = Field(default_factory=dict)
+    total: float
+    threshold: int
+    passed: bool
+    verdict: Verdict
+    source: str  # llm | calibrated | rule:no_results | rule:exact_lookup | rule:low_relevance | error
+    error: str | None = None
+    missing: str = ""  # what the grader says is missing: the next attempt's rewrite uses it
+    relevant: list[str] = Field(default_factory=list)  # ids of the articles judged relevant
+
+    def summary(self) -> str:
+        dims = "，".join(f"{DIMENSION_CN[d]} {self.scores.get(d, 0):g}" for d in DIMENSIONS)
+        why = f"（{self.error}）" if self.error else ""
+        return f"质量评估：{dims}；总分 {self.total:g}/40，阈值 {self.threshold} → {self.verdict.upper()}{why}"
+
+
+class Attempt(BaseModel):
+    attempt: int
+    matcher: str
+    query: str
+    articles: list[int | None]
+    ids: list[str] = Field(default_factory=list)
+    total: float
+    passed: bool
+    source: str
+    reason: str = ""
+    stop: str | None = None  # why the loop stopped after this attempt: passed | no_progress | exhausted | …
+
+
+class WebResult(BaseModel):
+    title: str
+    link: str
+    snippet: str
+    source: str  # provider name
+
+
+class WebOutcome(BaseModel):
+    status: Literal["ok", "no_key", "disabled", "error", "timeout", "quota", "empty", "skipped"]
+    provider: str = ""
+    results: list[WebResult] = Field(default_factory=list)
+    message: str = ""  # user-facing when status != ok
+    query: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class Citations(BaseModel):
+    cited: list[int] = Field(default_factory=list)  # knowledge-base articles the answer cites (article numbers)
+    valid: list[int] = Field(default_factory=list)  # cited and retrieved
+    quoted: list[int] = Field(default_factory=list)  # only named inside a retrieved article's text: kept as quote
+    invalid: list[int] = Field(default_factory=list)  # cited, not retrieved: redacted
+    irrelevant: list[int] = Field(default_factory=list)  # retrieved but judged irrelevant by the grader
+    external: list[str] = Field(default_factory=list)  # other laws' articles found in web text: 网络来源（未核实）
+    external_invalid: list[str] = Field(default_factory=list)  # other laws' articles found nowhere: redacted
+    valid_keys: list[list[Any]] = Field(default_factory=list)  # (law, article) pairs: what several-law indexes check
+    invalid_keys: list[list[Any]] = Field(default_factory=list)  # (law or None, article)
+
+    @property
+    def ok(self) -> bool:
+        return not self.invalid and not self.external_invalid
+
+
+class Slot(Generic[T]):
+    """One state key and its type: `get` validates what a reader gets, `delta` serialises what a writer puts."""
+
+    def __init__(self, key: str, type_: Any):
+        self.key = key
+        self._adapter = TypeAdapter(type_)
+
+    def get(self, state: Any, default: T | None = None) -> T | None:
+        raw = state.get(self.key)
+        return default if raw is None else self._adapter.validate_python(raw)
+
+    def delta(self, value: T | None) -> dict[str, Any]:
+        return {self.key: None if value is None else self._adapter.dump_python(value, mode="json")}
+
+
+USER_QUERY: Slot[str] = Slot("user_query", str)
+KB_LAW: Slot[str] = Slot("kb_law", str)  # the knowledge base's law title; None for a collection of several laws
+KB_LAWS: Slot[list[str]] = Slot("kb_laws", list[str])
+ROUTE: Slot[Route] = Slot("route", Route)
+REWRITE: Slot[Rewrite] = Slot("rewrite", Rewrite)
+PLAN: Slot[Plan] = Slot("retrieval_plan", Plan)
+RETRIEVAL: Slot[Retrieval] = Slot("retrieval", Retrieval)
+QUALITY: Slot[Quality] = Slot("quality", Quality)
+QUALITY_SCORE: Slot[float] = Slot("quality_score", float)
+QUALITY_PASSED: Slot[bool] = Slot("quality_passed", bool)
+ATTEMPTS: Slot[list[Attempt]] = Slot("attempts", list[Attempt])
+WEB: Slot[WebOutcome] = Slot("web_search", WebOutcome)
+PATH: Slot[Path] = Slot("path", Path)
+CITATIONS: Slot[Citations] = Slot("citations", Citations)
+FINAL_ANSWER: Slot[str] = Slot("final_answer", str)
+TIMINGS: Slot[dict[str, float]] = Slot("timings", dict[str, float])
+LLM_CALLS: Slot[int] = Slot("llm_calls", int)
+ERRORS: Slot[list[str]] = Slot("errors", list[str])
+# Raw LLM outputs, kept for inspection (never shown as chat messages).
+RAW: Slot[dict[str, str]] = Slot("raw_outputs", dict[str, str])
+
+# Written per question; cleared when the next question of the session starts.
+PER_QUESTION: tuple[Slot, ...] = (ROUTE, REWRITE, PLAN, RETRIEVAL, QUALITY, QUALITY_SCORE, QUALITY_PASSED, ATTEMPTS,
+                                  WEB, PATH, CITATIONS, FINAL_ANSWER, TIMINGS, LLM_CALLS, ERRORS, RAW)
+
+
+def kb_label(state: Any) -> str:
     """How prompts name the knowledge base: 《law》 for a one-law index, else 知识库."""
-    law = state.get(KB_LAW)
+    law = KB_LAW.get(state)
     return f"《{law}》" if law else "知识库"
 
 
-def state_event(ctx: InvocationContext, author: str, delta: dict, text: str | None = None) -> Event:
-    content = types.Content(role="model", parts=[types.Part(text=text)]) if text else None
-    return Event(invocation_id=ctx.invocation_id, author=author, branch=ctx.branch, content=content,
-                 actions=EventActions(state_delta=delta))
+def merge(*deltas: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for d in deltas:
+        out.update(d)
+    return out
 
 
-def user_prompt(text: str) -> list[types.Content]:
-    """The whole task as the single user turn an LLM agent sees (see the agents' before_model_callback)."""
-    return [types.Content(role="user", parts=[types.Part(text=text)])]
+__all__ = ["Article", "Retrieval", "Route", "Rewrite", "Plan", "Quality", "Attempt", "WebResult", "WebOutcome",
+           "Citations", "Slot"]

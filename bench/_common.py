@@ -108,7 +108,7 @@ def load_subset_keys() -> set[tuple[str, str]]:
 
 def load_national():
     """All national LawRefBook articles as `Document`s (category not starting with DLC/)."""
-    from agentic_rag.corpus import parse_lawrefbook
+    from agentic_rag.knowledge.corpus import parse_lawrefbook
 
     return parse_lawrefbook(LAWREFBOOK, national_only=True).checked(LAWREFBOOK, allow_malformed=False)
 

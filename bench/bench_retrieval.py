@@ -118,12 +118,12 @@ def _latency_table(default: dict, one: dict | None, width: int) -> str:
 # ---------------------------------------------------------------------------------------------- phase (a)
 def phase_pipl_build(args) -> dict:
     from agentic_rag.config import Settings
-    from agentic_rag.corpus import file_sha256, load_corpus
-    from agentic_rag.embedder import load_embedder
-    from agentic_rag.index import DOCS_FILE, TOKENS_FILE, _write_jsonl, build_index
-    from agentic_rag.models import resolve_embedder
-    from agentic_rag.store import FaissStore
-    from agentic_rag.tokenizer import LegalTokenizer
+    from agentic_rag.knowledge.corpus import file_sha256, load_corpus
+    from agentic_rag.retrieval.embedder import load_embedder
+    from agentic_rag.knowledge.index import DOCS_FILE, TOKENS_FILE, _write_jsonl, build_index
+    from agentic_rag.retrieval.models import resolve_embedder
+    from agentic_rag.knowledge.stores.faiss_store import FaissStore
+    from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
     import numpy as np
 
@@ -191,7 +191,7 @@ def phase_pipl_build(args) -> dict:
 # ---------------------------------------------------------------------------------------------- phase (b)
 def phase_pipl_query(args) -> dict:
     from agentic_rag.config import Settings
-    from agentic_rag.retriever import LocalRetriever
+    from agentic_rag.retrieval.retriever import LocalRetriever
 
     data_dir = Path(args.workdir) / "pipl_index"
     settings = Settings(data_dir=data_dir, models_dir=MODELS_DIR, _env_file=None)  # reranker=auto
@@ -207,7 +207,7 @@ def phase_pipl_query(args) -> dict:
     res["query_types"] = {tp: sum(q.get("type") == tp for q in questions)
                           for tp in sorted({q.get("type", "?") for q in questions})}
     with Timer() as t:
-        retriever._gram_index()  # built lazily on the first gram query
+        retriever.channels["gram"]._index()  # built lazily on the first gram query
     res["gram_index_build_s"] = round(t.s, 4)
     warm = []
     for q in questions[:3]:  # first calls pay one-time costs (torch graph warm-up)
@@ -226,16 +226,16 @@ def phase_pipl_query(args) -> dict:
 def phase_scale(args) -> dict:
     import numpy as np
 
-    from agentic_rag.bm25 import SparseBM25, top_k
+    from agentic_rag.retrieval.bm25 import SparseBM25, top_k
     from agentic_rag.config import Settings
-    from agentic_rag.corpus import corpus_sha256
-    from agentic_rag.embedder import load_embedder
-    from agentic_rag.fusion import RankedList, weighted_rrf
-    from agentic_rag.index import DOCS_FILE, TOKENS_FILE, LoadedIndex, Manifest, _write_jsonl
-    from agentic_rag.models import resolve_embedder
-    from agentic_rag.retriever import LocalRetriever
-    from agentic_rag.store import FaissStore
-    from agentic_rag.tokenizer import LegalTokenizer, char_bigrams
+    from agentic_rag.knowledge.corpus import corpus_sha256
+    from agentic_rag.retrieval.embedder import load_embedder
+    from agentic_rag.retrieval.fusion import RankedList, weighted_rrf
+    from agentic_rag.knowledge.index import DOCS_FILE, TOKENS_FILE, LoadedIndex, Manifest, _write_jsonl
+    from agentic_rag.retrieval.models import resolve_embedder
+    from agentic_rag.retrieval.retriever import LocalRetriever
+    from agentic_rag.knowledge.stores.faiss_store import FaissStore
+    from agentic_rag.retrieval.tokenizer import LegalTokenizer, char_bigrams
 
     res: dict = {"rss_after_imports_mb": current_rss_mb()}
     with Timer() as t:
@@ -308,9 +308,9 @@ def phase_scale(args) -> dict:
     with Timer() as t:
         retriever = LocalRetriever(LoadedIndex(manifest, docs, tokens, store), embedder, tokenizer, None, settings)
     res["retriever_init_s (builds SparseBM25 again)"] = round(t.s, 2)
-    retriever._gram = gram  # the same lazily built 2-gram index, timed above
+    retriever.channels["gram"]._scorer = gram  # the same lazily built 2-gram index, timed above
     with Timer() as t:
-        retriever._lookup([])
+        retriever.lookup([])
     res["lookup_no_refs_ms (law-set scan inside the fusion stage)"] = round(t.s * 1000, 2)
     for q in questions[:3]:  # warm-up
         retriever.retrieve(q["query"], matcher="ensemble")
@@ -370,8 +370,8 @@ def phase_scale(args) -> dict:
 def phase_bm25_compare(args) -> dict:
     import numpy as np
 
-    from agentic_rag.bm25 import RankBM25, SparseBM25, top_k
-    from agentic_rag.tokenizer import LegalTokenizer
+    from agentic_rag.retrieval.bm25 import RankBM25, SparseBM25, top_k
+    from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
     cache = Path(args.workdir) / "national_tokens.jsonl"
     with Timer() as t:

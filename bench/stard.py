@@ -17,7 +17,7 @@ Matchers:
   bm25_okapi         the same tokens with okapi idf (separates the tokenizer's effect from the idf's)
   gram               the project's character 2-gram BM25 channel
   --dense, subset only:
-  dense              EmbeddingGemma (agentic_rag.embedder) over Document.index_text (《law》第X条：text), FAISS IndexFlatIP
+  dense              EmbeddingGemma (agentic_rag.retrieval.embedder) over Document.index_text (《law》第X条：text), FAISS IndexFlatIP
   rrf_naive_dense    RRF k=60, equal weights, bm25_naive + dense (the baselines note's hybrid)
   rrf_bm25_dense     RRF k=60, equal weights, bm25 + dense
   retriever_hybrid   LocalRetriever matcher="hybrid" (per-query-type weighted RRF, article lookup), 100 candidates/channel
@@ -157,8 +157,8 @@ def encode_cached(embedder, texts: list[str], kind: str, cache_dir: Path, chunk:
 
 # ---------------------------------------------------------------------------------------------- main
 def run(args) -> dict:
-    from agentic_rag.bm25 import SparseBM25, top_k
-    from agentic_rag.tokenizer import LegalTokenizer, char_bigrams
+    from agentic_rag.retrieval.bm25 import SparseBM25, top_k
+    from agentic_rag.retrieval.tokenizer import LegalTokenizer, char_bigrams
 
     t_start = time.perf_counter()
     result: dict = {"benchmark": "stard", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -248,8 +248,8 @@ def run(args) -> dict:
 
 
 def prepare_dense(args, national, subset_idx, questions) -> dict:
-    from agentic_rag.embedder import load_embedder
-    from agentic_rag.models import resolve_embedder
+    from agentic_rag.retrieval.embedder import load_embedder
+    from agentic_rag.retrieval.models import resolve_embedder
 
     import torch
 
@@ -271,11 +271,11 @@ def prepare_dense(args, national, subset_idx, questions) -> dict:
 
 def run_dense(info, rankings, docs, ids, questions, dense, legal_tokens, idx, tokenizer) -> None:
     from agentic_rag.config import Settings
-    from agentic_rag.corpus import corpus_sha256
-    from agentic_rag.fusion import RankedList, weighted_rrf
-    from agentic_rag.index import LoadedIndex, Manifest
-    from agentic_rag.retriever import LocalRetriever
-    from agentic_rag.store import FaissStore
+    from agentic_rag.knowledge.corpus import corpus_sha256
+    from agentic_rag.retrieval.fusion import RankedList, weighted_rrf
+    from agentic_rag.knowledge.index import LoadedIndex, Manifest
+    from agentic_rag.retrieval.retriever import LocalRetriever
+    from agentic_rag.knowledge.stores.faiss_store import FaissStore
 
     embedder = dense["embedder"]
     store = FaissStore(embedder.dim)

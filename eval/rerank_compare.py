@@ -3,7 +3,7 @@
 
 * none — the weighted-RRF order (what the retriever returns without a reranker);
 * embedding — the candidates re-sorted by the dense cosine (stored vectors, no re-embedding of articles);
-* llm — pointwise yes/no logits of the local Qwen GGUF (agentic_rag.llm_reranker).
+* llm — pointwise yes/no logits of the local Qwen GGUF (llm_reranker).
 
 Prints recall@1/3/5, MRR@10, nDCG@10 and ms/query per variant, and a final JSON line.
     python eval/rerank_compare.py --dataset eval/pipl_eval.jsonl [--limit N] [--gguf NAME]
@@ -19,8 +19,8 @@ from agentic_rag.config import get_settings
 from agentic_rag.eval.metrics import mean_metrics, score_ranking
 from agentic_rag.eval.e2e import interleave_types
 from agentic_rag.eval.retrieval import load_dataset
-from agentic_rag.llm_reranker import LlmPointwiseReranker
-from agentic_rag.retriever import LocalRetriever
+from llm_reranker import LlmPointwiseReranker
+from agentic_rag.retrieval.retriever import LocalRetriever
 
 
 def main() -> None:

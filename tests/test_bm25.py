@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from agentic_rag.bm25 import RankBM25, SparseBM25, make_bm25, top_k
+from agentic_rag.retrieval.bm25 import RankBM25, SparseBM25, make_bm25, top_k
 
 
 def _random_corpus(seed: int, n_docs: int = 60, vocab_size: int = 40) -> list[list[str]]:

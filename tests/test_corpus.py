@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentic_rag.config import PROJECT_ROOT
-from agentic_rag.corpus import (
+from agentic_rag.knowledge.corpus import (
     CorpusError,
     Document,
     apply_structure,
@@ -114,7 +114,7 @@ def test_malformed_corpus_raises_corpus_error_listing_line_numbers(tmp_path):
 
 def test_allow_malformed_keeps_the_good_lines_and_logs_each_skipped(tmp_path, caplog):
     path = _write(tmp_path / "law.txt", MALFORMED)
-    with caplog.at_level(logging.WARNING, logger="agentic_rag.corpus"):
+    with caplog.at_level(logging.WARNING, logger="agentic_rag.knowledge.corpus"):
         docs = load_corpus(path, allow_malformed=True)
     assert [(d.article, d.article_cn) for d in docs] == [(1, "第一条"), (4, "第四条")]
     assert all(d.source == "law.txt" for d in docs)
@@ -145,7 +145,7 @@ def test_structure_attaches_by_article_number_and_warns_on_missing(tmp_path, cap
     docs = parse_law_lines([GOOD_1, GOOD_4]).documents
     structure = tmp_path / "structure.jsonl"
     structure.write_text('{"article": 4, "chapter": "第一章 总则", "section": "第一节"}\n', encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="agentic_rag.corpus"):
+    with caplog.at_level(logging.WARNING, logger="agentic_rag.knowledge.corpus"):
         apply_structure(docs, structure)
     assert (docs[0].chapter, docs[1].chapter, docs[1].section) == (None, "第一章 总则", "第一节")
     assert any("第一条" in r.getMessage() for r in caplog.records)

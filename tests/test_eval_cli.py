@@ -13,7 +13,7 @@ import pytest
 from agentic_rag.config import PROJECT_ROOT
 from agentic_rag.eval.metrics import mean_metrics, mrr_at, ndcg_at, recall_at, score_ranking
 from agentic_rag.eval.retrieval import evaluate, format_table, load_dataset
-from agentic_rag.retriever import RetrievalResult, RetrievedArticle
+from agentic_rag.retrieval.types import Article, Retrieval
 
 METRIC_KEYS = {"recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@10"}
 
@@ -74,10 +74,8 @@ def test_load_dataset_defaults_and_errors(tmp_path):
         load_dataset(path)
 
 
-def _article(n: int) -> RetrievedArticle:
-    return RetrievedArticle(id=f"pipl#{n}", title="", law="pipl", article=n, article_cn=f"第{n}条", text="",
-                            chapter=None, section=None, score=0.0, rrf_score=0.0, rerank_score=None, channels={},
-                            search_type="semantic")
+def _article(n: int) -> Article:
+    return Article(id=f"pipl#{n}", title="", law="pipl", article=n, article_cn=f"第{n}条", text="")
 
 
 class ScriptedRetriever:
@@ -91,7 +89,7 @@ class ScriptedRetriever:
 
     def retrieve(self, query, matcher="ensemble", top_k_=None, rerank=True):
         self.calls.append((query, matcher, top_k_, rerank))
-        return RetrievalResult(query=query, query_type="semantic", matcher=matcher,
+        return Retrieval(query=query, query_type="semantic", matcher=matcher,
                                articles=[_article(n) for n in self.rankings[(query, matcher)]])
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentic_rag.fusion import CHANNEL_WEIGHTS, RankedList, weighted_rrf
+from agentic_rag.retrieval.fusion import CHANNEL_WEIGHTS, RankedList, weighted_rrf
 
 
 def _order(fused) -> list[int]:

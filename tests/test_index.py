@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from agentic_rag.config import PROJECT_ROOT
-from agentic_rag.corpus import corpus_sha256, file_sha256, load_corpus
-from agentic_rag.index import (
+from agentic_rag.knowledge.corpus import corpus_sha256, file_sha256, load_corpus
+from agentic_rag.knowledge.index import (
     MANIFEST,
     IndexError_,
     IndexMismatchError,
@@ -27,7 +27,7 @@ from agentic_rag.index import (
     load_index,
     read_manifest,
 )
-from agentic_rag.tokenizer import char_bigrams
+from agentic_rag.retrieval.tokenizer import char_bigrams
 
 CORPUS_LINES = (PROJECT_ROOT / "chinese_law.txt").read_text(encoding="utf-8").splitlines()[:6]
 
@@ -206,13 +206,13 @@ def test_corrupt_manifest_is_a_mismatch(data_dir):
 
 def test_changed_corpus_file_logs_a_warning(corpus_file, data_dir, caplog):
     _build(corpus_file, data_dir)
-    with caplog.at_level(logging.WARNING, logger="agentic_rag.index"):
+    with caplog.at_level(logging.WARNING, logger="agentic_rag.knowledge.index"):
         load_index(data_dir, corpus_file=corpus_file)
     assert not [r for r in caplog.records if "changed since" in r.getMessage()]
 
     corpus_file.write_text(corpus_file.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="agentic_rag.index"):
+    with caplog.at_level(logging.WARNING, logger="agentic_rag.knowledge.index"):
         loaded = load_index(data_dir, corpus_file=corpus_file)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "changed since" in r.getMessage()]
     assert len(warnings) == 1 and "init_index.py" in warnings[0].getMessage()
@@ -224,9 +224,9 @@ SLOW_BUILD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     sys.path.insert(0, {root!r})
-    from agentic_rag.corpus import load_corpus
-    from agentic_rag.index import build_index
-    from agentic_rag.tokenizer import char_bigrams
+    from agentic_rag.knowledge.corpus import load_corpus
+    from agentic_rag.knowledge.index import build_index
+    from agentic_rag.retrieval.tokenizer import char_bigrams
 
     class Tok:
         version = "fake-tokenizer-1"

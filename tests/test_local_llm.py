@@ -17,9 +17,10 @@ from google.adk.models.registry import LLMRegistry
 from google.genai import types
 
 from agentic_rag.config import Settings, get_settings
-from agentic_rag.local_llm import (LocalLlamaLlm, fit_to_context, local_model_path, register_local_llm,
+from agentic_rag.llm.local import (LocalLlamaLlm, fit_to_context, local_model_path, register_local_llm,
                                    request_to_messages)
-from agentic_rag.models import ModelNotAvailableError
+from agentic_rag.retrieval.models import ModelNotAvailableError
+from tests.conftest import MISSING_MODELS
 
 SMALL_GGUF = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 MODEL = f"local/{SMALL_GGUF}"
@@ -52,8 +53,7 @@ def llm() -> LocalLlamaLlm:
     try:
         local_model_path(SMALL_GGUF, get_settings())
     except ModelNotAvailableError:
-        pytest.skip(f"{SMALL_GGUF} is not in {get_settings().models_dir}: "
-                    f"run `python download_models.py --only {SMALL_GGUF}`")
+        pytest.skip(MISSING_MODELS)
     # One thread: llama.cpp's worker threads spin-wait, so with n_threads == cores and any other CPU-bound job
     # on the machine a 32-token answer goes from ~1 s to ~30 s. One thread keeps this file fast everywhere.
     return LocalLlamaLlm(model=MODEL, settings=Settings(local_llm_threads=1))
@@ -112,7 +112,7 @@ def test_concurrent_calls_both_complete(llm: LocalLlamaLlm) -> None:
 def test_timeout_stops_generation_and_frees_the_model(llm: LocalLlamaLlm,
                                                       caplog: pytest.LogCaptureFixture) -> None:
     impatient = LocalLlamaLlm(model=MODEL, settings=Settings(llm_timeout_s=0.05, local_llm_threads=1))
-    with caplog.at_level("INFO", logger="agentic_rag.local_llm"):
+    with caplog.at_level("INFO", logger="agentic_rag.llm.local"):
         with pytest.raises(TimeoutError, match="LLM_TIMEOUT_S"):
             run(_collect(impatient, _request("请详细解释个人信息保护法。", max_tokens=256)))
         # the next call gets the lock: the abandoned generation stopped at its next token instead of writing 256
@@ -173,7 +173,7 @@ def test_fit_to_context_keeps_system_and_latest_user_turn(caplog: pytest.LogCapt
                 {"role": "user", "content": "旧问题" * 200},
                 {"role": "assistant", "content": "旧回答" * 200},
                 {"role": "user", "content": "最新的问题是什么？"}]
-    with caplog.at_level("WARNING", logger="agentic_rag.local_llm"):
+    with caplog.at_level("WARNING", logger="agentic_rag.llm.local"):
         fitted, max_tokens, prompt_tokens = fit_to_context(tok, messages, max_tokens=512, n_ctx=2048)
     assert [m["role"] for m in fitted] == ["system", "user"]
     assert fitted[-1]["content"] == "最新的问题是什么？"
@@ -190,7 +190,7 @@ def test_fit_to_context_leaves_small_prompts_alone() -> None:
 
 
 def test_generation_params_map_the_adk_config_and_penalise_repetition_by_default() -> None:
-    from agentic_rag.local_llm import DEFAULT_REPEAT_PENALTY, _generation_params
+    from agentic_rag.llm.local import DEFAULT_REPEAT_PENALTY, _generation_params
 
     assert _generation_params(None)["repeat_penalty"] == DEFAULT_REPEAT_PENALTY > 1.0
     config = types.GenerateContentConfig(temperature=0.3, max_output_tokens=64, frequency_penalty=0.2,

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from agentic_rag.numerals import article_cn, cn_to_int, int_to_cn
-from agentic_rag.query_analysis import analyze_query, find_article_refs, is_pure_lookup, law_matches
-from agentic_rag.tokenizer import LegalTokenizer
+from agentic_rag.retrieval.numerals import article_cn, cn_to_int, int_to_cn
+from agentic_rag.retrieval.analysis import analyze_query, is_pure_lookup
+from agentic_rag.retrieval.refs import find_article_refs, law_matches
+from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
 PIPL = "中华人民共和国个人信息保护法"
 

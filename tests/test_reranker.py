@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agentic_rag.config import Settings
-from agentic_rag.models import ModelNotAvailableError
-from agentic_rag.reranker import CrossEncoderReranker, make_reranker
+from agentic_rag.retrieval.models import ModelNotAvailableError
+from agentic_rag.retrieval.rerank import CrossEncoderReranker, make_reranker
 
 CHARS = ("个人信息处理者同意未成年人儿童孩子父母监护删除保护法条规定敏感的是我要吗岁收集应当取得单独书面"
          "公司手机号码卖给别合吗国家机关跨境提供安全评估，。？、：；（）0123456789")
@@ -81,7 +81,7 @@ def test_cross_encoder_required_but_unavailable(tmp_path):
 
 
 def test_retriever_orders_by_rerank_score(retriever, pipl_settings, reranker):
-    from agentic_rag.retriever import LocalRetriever
+    from agentic_rag.retrieval.retriever import LocalRetriever
 
     reranked = LocalRetriever(retriever.index, retriever.embedder, retriever.tokenizer, reranker, pipl_settings)
     assert pipl_settings.rerank_top_n == 10 and pipl_settings.top_k == 5
@@ -104,7 +104,7 @@ def test_retriever_orders_by_rerank_score(retriever, pipl_settings, reranker):
 
 
 def test_pinned_lookup_stays_first_and_is_not_reranked(retriever, pipl_settings, reranker):
-    from agentic_rag.retriever import LocalRetriever
+    from agentic_rag.retrieval.retriever import LocalRetriever
 
     reranked = LocalRetriever(retriever.index, retriever.embedder, retriever.tokenizer, reranker, pipl_settings)
     result = reranked.retrieve("第二十八条和孩子的信息有什么关系", matcher="bm25")

@@ -5,8 +5,9 @@ import threading
 
 import pytest
 
-from agentic_rag.retriever import MATCHER_CHANNELS, LocalRetriever, QueryError
-from agentic_rag.tokenizer import LegalTokenizer
+from agentic_rag.retrieval.channels import MATCHERS as MATCHER_CHANNELS
+from agentic_rag.retrieval.retriever import LocalRetriever, QueryError
+from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
 CHILD = "我家孩子才10岁，App收集他的信息要我同意吗？"
 KEYWORD = "敏感个人信息 单独同意"

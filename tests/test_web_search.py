@@ -1,7 +1,6 @@
 """SerpApiSearch with the real `serpapi` client against a local fake SerpApi (no network)."""
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import socket
@@ -10,7 +9,9 @@ import time
 import pytest
 
 from agentic_rag.config import Settings
-from agentic_rag.web_search import SerpApiSearch, WebResult, WebSearchOutcome, asearch
+from agentic_rag.state import WebOutcome as WebSearchOutcome
+from agentic_rag.state import WebResult
+from agentic_rag.web.serpapi import SerpApiSearch
 
 try:
     from tests.fakes.serpapi_server import ORGANIC_RESULTS, FakeSerpApi
@@ -31,7 +32,7 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def make_settings(key: str | None = KEY, timeout: float = 2.0, web_results: int = 5) -> Settings:
-    return Settings(serpapi_api_key=key, serpapi_timeout_s=timeout, web_results=web_results)
+    return Settings(_env_file=None, serpapi_api_key=key, serpapi_timeout_s=timeout, web_results=web_results)
 
 
 def run(mode: str, **settings_kw: object) -> tuple[WebSearchOutcome, FakeSerpApi]:
@@ -71,7 +72,7 @@ def test_ok_normalises_results_and_sends_params() -> None:
     assert req.params["num"] == "5"
     assert req.params["api_key"] == KEY
 
-    d = outcome.to_dict()
+    d = outcome.model_dump()
     assert d["status"] == "ok" and len(d["results"]) == 3
     assert set(d["results"][0]) == {"title", "link", "snippet", "source"}
 
@@ -153,19 +154,9 @@ def test_connection_refused_is_error() -> None:
 
 
 def test_api_key_is_not_logged(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.DEBUG, logger="agentic_rag.web_search"):
+    with caplog.at_level(logging.DEBUG, logger="agentic_rag.web.serpapi"):
         for mode in ("error", "unauthorized", "slow"):
             run(mode, timeout=0.5)
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert text  # failures are logged …
     assert KEY not in text  # … but the key (part of every request URL) is redacted
-
-
-def test_asearch_runs_in_a_thread() -> None:
-    with FakeSerpApi("ok") as fake:
-        searcher = SerpApiSearch(make_settings(), base_url=fake.base_url)
-        outcome = asyncio.run(searcher.asearch(QUERY))
-        module_level = asyncio.run(asearch(QUERY, settings=make_settings(), base_url=fake.base_url))
-    assert outcome.status == module_level.status == "ok"
-    assert len(outcome.results) == 3
-    assert len(fake.requests) == 2

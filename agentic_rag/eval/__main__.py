@@ -9,12 +9,12 @@ from collections import Counter
 from pathlib import Path
 
 from ..config import get_settings
-from ..index import IndexError_
-from ..models import ModelNotAvailableError
+from ..knowledge.index import IndexError_
+from ..retrieval.models import ModelNotAvailableError
 
 
 def _retrieval(args: argparse.Namespace) -> dict:
-    from ..retriever import LocalRetriever
+    from ..retrieval.retriever import LocalRetriever
     from .retrieval import evaluate, format_table, load_dataset, plot
 
     settings = get_settings()

@@ -1,13 +1,14 @@
 """End-to-end evaluation: the whole agent over a labelled question set.
 
-Per question: the path taken (pass / web / none / error / rejected), the four scores, the cited articles and the
-latency. Summary:
+Per question: the route and the path taken (pass / web / none / degraded / error / rejected / chitchat /
+out_of_kb), the attempts of the retry loop, the sub-questions, the four scores, the articles used as evidence, the
+cited articles and the latency. Summary:
 
 * pass_rate_in_scope — share of questions with gold articles that were answered on the PASS path;
 * fail_rate_out_of_scope — share of questions without gold (other laws, chit-chat) that did NOT pass the gate;
 * citation_precision — cited ∩ gold / cited, over in-scope questions whose answer cites something;
 * citation_recall — cited ∩ gold / gold, over in-scope questions;
-* p50_latency_s, llm_calls_per_question.
+* p50_latency_s, llm_calls_per_question; route counts and paths, overall and per question type.
 
 A run over a whole eval set with a local model takes hours, so results can be checkpointed: with a checkpoint file
 every finished question is appended at once (JSONL), and a later run with the same file skips what is done. Each
@@ -25,10 +26,16 @@ from datetime import datetime, timezone
 from itertools import zip_longest
 from pathlib import Path
 
-from .. import prompts
 from ..config import Settings
-from ..llm import ROLES, model_name
+from ..llm.models import ROLES, model_name
 from ..oneshot import ask
+from ..stages.answer import prompt as answer_prompt
+from ..stages.grade import prompt as grade_prompt
+from ..stages.rewrite import prompt as rewrite_prompt
+from ..stages.router import prompt as router_prompt
+from ..state import ATTEMPTS, CITATIONS, ERRORS, LLM_CALLS, PATH, QUALITY, RETRIEVAL, ROUTE, TIMINGS
+
+PROMPT_MODULES = (router_prompt, rewrite_prompt, grade_prompt, answer_prompt)
 
 Progress = Callable[[int, int, dict], None]
 
@@ -39,7 +46,8 @@ class CheckpointMismatchError(ValueError):
 
 def run_config(settings: Settings, index_fingerprint: str) -> dict:
     """What must be equal for results to be pooled: the model of every role, the prompts and the index."""
-    prompt_text = "".join(v for k, v in sorted(vars(prompts).items()) if k.isupper() and isinstance(v, str))
+    prompt_text = "".join(v for module in PROMPT_MODULES for k, v in sorted(vars(module).items())
+                          if k.isupper() and isinstance(v, str))
     return {"models": {role: model_name(role, settings) for role in ROLES},
             "prompts": hashlib.sha256(prompt_text.encode()).hexdigest()[:12],
             "threshold": settings.quality_threshold, "index": index_fingerprint}
@@ -87,9 +95,28 @@ def _append(path: Path, result: dict) -> None:
         os.fsync(f.fileno())
 
 
+def question_result(row: dict, state: dict, latency: float, config: dict) -> dict:
+    """One checkpoint line: what the workflow did with one eval question (read through the state slots)."""
+    quality, citations, route = QUALITY.get(state), CITATIONS.get(state), ROUTE.get(state)
+    retrieval = RETRIEVAL.get(state)
+    return {"id": row["id"], "type": row["type"], "gold": row["gold"], "path": PATH.get(state),
+            "route": route.kind if route else None, "route_source": route.source if route else None,
+            "sub_questions": route.sub_questions if route else [],
+            "attempts": [a.model_dump(include={"attempt", "matcher", "total", "articles", "passed", "stop"})
+                         for a in ATTEMPTS.get(state) or []],
+            "scores": quality.scores if quality else None, "total": quality.total if quality else None,
+            "grader": quality.source if quality else None,
+            "cited": citations.valid + citations.invalid if citations else [],
+            "invalid_citations": citations.invalid if citations else [],
+            "retrieved": retrieval.numbers() if retrieval else [],
+            "llm_calls": LLM_CALLS.get(state, 0), "latency_s": round(latency, 2),
+            "timings": TIMINGS.get(state) or {}, "errors": ERRORS.get(state) or [], "run": config,
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
 async def _run(rows: list[dict], settings: Settings, progress: Progress, checkpoint: Path | None) -> list[dict]:
-    from ..agent import ConditionalWorkflowAgent
-    from ..retriever import get_retriever
+    from ..retrieval.retriever import get_retriever
+    from ..workflow import ConditionalWorkflowAgent
 
     retriever = get_retriever(settings)
     manifest = retriever.index.manifest
@@ -103,17 +130,7 @@ async def _run(rows: list[dict], settings: Settings, progress: Progress, checkpo
             continue
         t0 = time.perf_counter()
         state = await ask(agent, row["query"])
-        latency = time.perf_counter() - t0
-        quality = state.get("quality") or {}
-        citations = state.get("citations") or {}
-        result = {"id": row["id"], "type": row["type"], "gold": row["gold"], "path": state.get("path"),
-                  "scores": quality.get("scores"), "total": quality.get("total"), "grader": quality.get("source"),
-                  "cited": citations.get("valid", []) + citations.get("invalid", []),
-                  "invalid_citations": citations.get("invalid", []),
-                  "retrieved": [a["article"] for a in (state.get("retrieval") or {}).get("articles", [])],
-                  "llm_calls": state.get("llm_calls", 0), "latency_s": round(latency, 2),
-                  "errors": state.get("errors") or [], "run": config,
-                  "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        result = question_result(row, state, time.perf_counter() - t0, config)
         if checkpoint:
             _append(checkpoint, result)
         out.append(result)
@@ -141,8 +158,14 @@ def _metrics(results: list[dict]) -> dict:
         "invalid_citation_rate": mean([bool(r["invalid_citations"]) for r in results]),
         "p50_latency_s": latencies[len(latencies) // 2] if latencies else None,
         "llm_calls_per_question": mean([r["llm_calls"] for r in results]),
-        "paths": {p: sum(r["path"] == p for r in results) for p in sorted({str(r["path"]) for r in results})},
+        "paths": _counts(r["path"] for r in results),
+        "routes": _counts(r.get("route") for r in results),
     }
+
+
+def _counts(values) -> dict[str, int]:
+    values = [str(v) for v in values]
+    return {v: values.count(v) for v in sorted(set(values))}
 
 
 def summarize(results: list[dict]) -> dict:

@@ -13,7 +13,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from ..retriever import LocalRetriever, RetrievedArticle
+from ..retrieval.retriever import LocalRetriever
+from ..retrieval.types import Article
 from .metrics import mean_metrics, score_ranking
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def load_dataset(path: Path) -> list[dict]:
     return rows
 
 
-def _key(article: RetrievedArticle, gold: list) -> object:
+def _key(article: Article, gold: list) -> object:
     return article.article if gold and isinstance(gold[0], int) else article.id
 
 

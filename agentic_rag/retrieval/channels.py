@@ -1,0 +1,105 @@
+"""Retrieval channels behind one protocol, and the one registry of matchers (which channels a matcher fuses).
+
+A channel ranks the whole knowledge base for each query text (the user's words, the rewriter's main query, its
+variants, the keywords) and returns one ranked list per text; the retriever fuses them with weighted RRF. The
+exact article lookup is not a ranking channel: found articles are pinned first by every matcher.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, Protocol
+
+from .bm25 import BM25Scorer, SparseBM25, top_k
+from .embedder import Embedder
+from .tokenizer import LegalTokenizer, char_bigrams
+
+TextKind = Literal["original", "main", "variant", "keywords"]
+# Weight of each query text in the fusion: the user's own words and the rewriter's main query count fully.
+QUERY_WEIGHTS: dict[str, float] = {"original": 1.0, "main": 1.0, "variant": 0.6, "keywords": 0.6}
+
+
+class QueryText(NamedTuple):
+    kind: TextKind
+    text: str
+
+
+@dataclass
+class ChannelHits:
+    text: QueryText
+    hits: list[tuple[int, float]]  # (document index, raw channel score), best first
+
+
+class Channel(Protocol):
+    name: str
+    uses_keywords: bool  # also searched with the rewriter's keyword string
+
+    def search(self, texts: Sequence[QueryText], k: int, timings: dict[str, float]) -> list[ChannelHits]:
+        """One ranked list per text; may add its own sub-step times (ms) to `timings`."""
+
+
+class DenseChannel:
+    """Embedding similarity through the index's vector store (cosine: vectors are normalised)."""
+
+    name = "vector"
+    uses_keywords = False
+
+    def __init__(self, embedder: Embedder, store):
+        self.embedder, self.store = embedder, store
+
+    def search(self, texts: Sequence[QueryText], k: int, timings: dict[str, float]) -> list[ChannelHits]:
+        t0 = time.perf_counter()
+        vectors = self.embedder.encode_queries([t.text for t in texts])
+        t1 = time.perf_counter()
+        scores, ids = self.store.search(vectors, k)
+        timings.update(embed=(t1 - t0) * 1000, faiss=(time.perf_counter() - t1) * 1000)
+        return [ChannelHits(t, [(int(i), float(s)) for s, i in zip(row_s, row_i) if i >= 0])
+                for t, row_s, row_i in zip(texts, scores, ids)]
+
+
+class Bm25Channel:
+    """jieba + legal dictionary BM25; queries are expanded with the colloquial → statute vocabulary."""
+
+    name = "bm25"
+    uses_keywords = True
+
+    def __init__(self, scorer: BM25Scorer, tokenizer: LegalTokenizer):
+        self.scorer, self.tokenizer = scorer, tokenizer
+
+    def search(self, texts: Sequence[QueryText], k: int, timings: dict[str, float]) -> list[ChannelHits]:
+        return [ChannelHits(t, top_k(self.scorer.get_scores(self.tokenizer.expand_query(t.text)), k)) for t in texts]
+
+
+class GramChannel:
+    """Character 2-gram BM25: robust to segmentation errors; built on first use (seconds at 64k articles)."""
+
+    name = "gram"
+    uses_keywords = True
+
+    def __init__(self, keyword_texts: Sequence[str]):
+        self._texts = keyword_texts
+        self._scorer: SparseBM25 | None = None
+        self._lock = threading.Lock()
+
+    def _index(self) -> SparseBM25:
+        with self._lock:
+            if self._scorer is None:
+                self._scorer = SparseBM25([char_bigrams(t) for t in self._texts])
+            return self._scorer
+
+    def search(self, texts: Sequence[QueryText], k: int, timings: dict[str, float]) -> list[ChannelHits]:
+        scorer = self._index()
+        return [ChannelHits(t, top_k(scorer.get_scores(char_bigrams(t.text)), k)) for t in texts]
+
+
+Matcher = Literal["ensemble", "hybrid", "bm25", "vector", "gram"]
+# The one matcher registry: matcher name → the channels it fuses. The adaptive retry walks this order.
+MATCHERS: dict[Matcher, tuple[str, ...]] = {
+    "ensemble": ("vector", "bm25", "gram"),
+    "hybrid": ("vector", "bm25"),
+    "bm25": ("bm25",),
+    "vector": ("vector",),
+    "gram": ("gram",),
+}

@@ -1,0 +1,190 @@
+"""LocalRetriever: query analysis → exact lookup + channels → weighted RRF → optional rerank.
+
+Matchers (`channels.MATCHERS`) choose which channels are fused; the adaptive retry switches between them. Exact
+article references (第二十八条, 个人信息保护法第29条 …) are looked up directly with every matcher and pinned
+first. Every query text (the original question always included) runs through every channel of the matcher; all
+ranked lists are fused with weighted RRF. The object is read-only after construction except for the lazily built
+2-gram index (built once, under a lock), so concurrent `retrieve` calls are safe.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+
+from ..config import Settings, get_settings
+from ..knowledge.corpus import Document
+from ..knowledge.index import LoadedIndex, load_index
+from .analysis import QueryAnalysis, analyze_query
+from .bm25 import make_bm25
+from .channels import MATCHERS, QUERY_WEIGHTS, Bm25Channel, Channel, DenseChannel, GramChannel, Matcher, QueryText
+from .embedder import Embedder, load_embedder
+from .fusion import CHANNEL_WEIGHTS, FusedHit, RankedList, weighted_rrf
+from .models import resolve_embedder
+from .refs import ArticleRef, law_matches
+from .rerank import Reranker, make_reranker
+from .tokenizer import LegalTokenizer
+from .types import Article, Retrieval
+
+log = logging.getLogger(__name__)
+
+
+class QueryError(ValueError):
+    """The question cannot be searched as given (empty, too long); the message is for the user."""
+
+
+def validate_query(query: str | None, max_chars: int) -> str:
+    """The stripped question, or QueryError with a message for the user (empty or too long)."""
+    q = (query or "").strip()
+    if not q:
+        raise QueryError("问题为空：请输入要咨询的法律问题。")
+    if len(q) > max_chars:
+        raise QueryError(f"问题过长（{len(q)} 字，上限 {max_chars} 字）：请精简后再问。")
+    return q
+
+
+class LocalRetriever:
+    def __init__(self, index: LoadedIndex, embedder: Embedder, tokenizer: LegalTokenizer,
+                 reranker: Reranker | None = None, settings: Settings | None = None):
+        self.settings = settings or get_settings()
+        self.index = index
+        self.documents: list[Document] = index.documents
+        self.embedder = embedder
+        self.tokenizer = tokenizer
+        self.reranker = reranker
+        self.channels: dict[str, Channel] = {
+            "vector": DenseChannel(embedder, index.store),
+            "bm25": Bm25Channel(make_bm25(index.tokens, self.settings.bm25_backend), tokenizer),
+            "gram": GramChannel([d.keyword_text for d in self.documents]),
+        }
+        self.laws: list[str] = sorted({d.law for d in self.documents})
+        # The knowledge base's law when the index holds exactly one (prompts and the citation check name it).
+        self.law: str | None = self.laws[0] if len(self.laws) == 1 else None
+        self._by_article: dict[int, list[int]] = {}
+        for i, d in enumerate(self.documents):
+            if d.article is not None:
+                self._by_article.setdefault(d.article, []).append(i)
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> LocalRetriever:
+        """Resolve the models and load the index named by the settings (errors say how to fix them)."""
+        settings = settings or get_settings()
+        resolved = resolve_embedder(settings.embedding_model, settings.models_dir)
+        embedder = load_embedder(resolved, settings.embed_batch_size, settings.embed_threads)
+        index = load_index(settings.data_dir, embedder.model_id, embedder.dim, corpus_file=settings.corpus_path)
+        return cls(index, embedder, LegalTokenizer(), make_reranker(settings), settings)
+
+    # ------------------------------------------------------------------ lookups
+    def lookup(self, refs: Sequence[ArticleRef], default_law: str | None = None) -> list[int]:
+        """Document indices of the referenced articles. An unnamed law means `default_law` (the law being read)
+        or, in a one-law index, that law; "第5条" of which of many laws is left to the other channels."""
+        found: list[int] = []
+        for ref in refs:
+            law = ref.law or default_law
+            matches = [i for i in self._by_article.get(ref.article, [])
+                       if law is None or law_matches(law, self.documents[i].law)]
+            if law is None and len(self.laws) > 1 and len(matches) > 3:
+                continue
+            found.extend(i for i in matches if i not in found)
+        return found
+
+    def article(self, doc: int, **fields) -> Article:
+        d = self.documents[doc]
+        return Article(id=d.id, title=d.title, law=d.law, article=d.article, article_cn=d.article_cn, text=d.text,
+                       chapter=d.chapter, section=d.section, **fields)
+
+    def similarity(self, question: str) -> tuple[float | None, list[int]]:
+        """The best cosine of the question over the knowledge base and the top documents (router signals)."""
+        hits = self.channels["vector"].search([QueryText("original", question)], 5, {})[0].hits
+        return (hits[0][1] if hits else None), [doc for doc, _ in hits]
+
+    # ------------------------------------------------------------------ main entry
+    def retrieve(self, query: str, variants: Sequence[str] = (), main_query: str | None = None,
+                 keywords: Sequence[str] = (), matcher: Matcher = "ensemble", top_k_: int | None = None,
+                 rerank: bool = True) -> Retrieval:
+        """Search the index for `query` (plus the rewriter's `main_query`, `variants` and `keywords`)."""
+        query = validate_query(query, self.settings.max_query_chars)
+        if matcher not in MATCHERS:
+            raise QueryError(f"unknown matcher {matcher!r}; one of {', '.join(MATCHERS)}")
+        analysis = analyze_query(query, self.tokenizer.legal_terms)
+        timings: dict[str, float] = {}
+        lists, max_cos = self._rank(self._texts(query, main_query, variants, keywords), analysis, matcher, timings)
+        t0 = time.perf_counter()
+        fused = weighted_rrf(lists, k=self.settings.rrf_k)
+        pinned = self.lookup(analysis.refs)
+        timings["fusion"] = (time.perf_counter() - t0) * 1000
+        rest = [h for h in fused if h.doc not in pinned]
+        rerank_scores = self._rerank(query, rest, timings) if rerank else {}
+        if rerank_scores:
+            rest = sorted(rest[:len(rerank_scores)], key=lambda h: -rerank_scores[h.doc]) + rest[len(rerank_scores):]
+        k = top_k_ or self.settings.top_k
+        articles = self._articles(pinned, {h.doc: h for h in fused}, rest, rerank_scores, analysis.type, k)
+        return Retrieval(query=query, query_type=analysis.type, matcher=matcher, articles=articles,
+                         refs=analysis.articles, max_vector_score=max_cos,
+                         timings_ms={k_: round(v, 1) for k_, v in timings.items()})
+
+    def _texts(self, query: str, main_query: str | None, variants: Sequence[str],
+               keywords: Sequence[str]) -> list[QueryText]:
+        texts = [QueryText("original", query)]
+        for kind, text in [("main", main_query), *[("variant", v) for v in variants]]:
+            text = (text or "").strip()[: self.settings.max_query_chars]
+            if text and all(text != t.text for t in texts):
+                texts.append(QueryText(kind, text))
+        keyword_text = " ".join(w.strip() for w in keywords if w and w.strip())
+        return texts + ([QueryText("keywords", keyword_text)] if keyword_text else [])
+
+    def _rank(self, texts: list[QueryText], analysis: QueryAnalysis, matcher: Matcher,
+              timings: dict[str, float]) -> tuple[list[RankedList], float | None]:
+        names = MATCHERS[matcher]
+        # A single-channel matcher ranks by that channel alone, even one the query type gives no weight in a fusion.
+        weights = CHANNEL_WEIGHTS[analysis.type] if len(names) > 1 else dict.fromkeys(names, 1.0)
+        lists: list[RankedList] = []
+        max_cos = None
+        for name in names:
+            channel = self.channels[name]
+            t0 = time.perf_counter()
+            own = texts if channel.uses_keywords else [t for t in texts if t.kind != "keywords"]
+            for result in channel.search(own, self.settings.channel_candidates, timings):
+                if name == "vector" and result.text.kind == "original" and result.hits:
+                    max_cos = result.hits[0][1]  # the user's words, not what a rewriter made of them
+                lists.append(RankedList(name, weights[name] * QUERY_WEIGHTS[result.text.kind], result.hits))
+            timings[name] = (time.perf_counter() - t0) * 1000
+        return lists, max_cos
+
+    def _rerank(self, query: str, rest: list[FusedHit], timings: dict[str, float]) -> dict[int, float]:
+        if self.reranker is None or not rest:
+            return {}
+        t0 = time.perf_counter()
+        head = rest[: self.settings.rerank_top_n]
+        scores = self.reranker.score(query, [self.documents[h.doc].index_text for h in head])
+        timings["rerank"] = (time.perf_counter() - t0) * 1000
+        return {h.doc: s for h, s in zip(head, scores)}
+
+    def _articles(self, pinned: list[int], by_doc: dict[int, FusedHit], rest: list[FusedHit],
+                  rerank_scores: dict[int, float], query_type: str, k: int) -> list[Article]:
+        articles = []
+        for rank, doc in enumerate(pinned, start=1):
+            hit = by_doc.get(doc)
+            rrf = hit.score if hit else 0.0
+            channels = {**(hit.channels if hit else {}), "lookup": {"rank": rank, "score": 1.0}}
+            articles.append(self.article(doc, score=1.0 + rrf, rrf_score=rrf, channels=channels,
+                                         search_type=query_type))
+        for h in rest[: max(0, k - len(pinned))]:
+            rr = rerank_scores.get(h.doc)
+            articles.append(self.article(h.doc, score=rr if rr is not None else h.score, rrf_score=h.score,
+                                         rerank_score=rr, channels=h.channels, search_type=query_type))
+        return articles
+
+
+_shared: LocalRetriever | None = None
+_shared_lock = threading.Lock()
+
+
+def get_retriever(settings: Settings | None = None) -> LocalRetriever:
+    """The process-wide retriever (models and index are loaded once per process)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = LocalRetriever.from_settings(settings)
+        return _shared

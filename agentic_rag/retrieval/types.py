@@ -1,0 +1,58 @@
+"""What retrieval returns: articles with per-channel evidence. Pydantic, because they are also the state contract."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+QueryType = Literal["exact", "keyword", "semantic"]
+Role = Literal["evidence", "follow_up"]
+
+
+class Article(BaseModel):
+    """One retrieved statute article and why it was retrieved."""
+
+    id: str
+    title: str  # 《law》第X条, how answers cite it
+    law: str
+    article: int | None
+    article_cn: str
+    text: str
+    chapter: str | None = None
+    section: str | None = None
+    score: float = 0.0  # final: rerank score when reranked, else the fused RRF score (pinned lookups: 1 + rrf)
+    rrf_score: float = 0.0
+    rerank_score: float | None = None
+    # {"vector": {"rank": 1, "score": 0.62}, "bm25": {...}, "lookup": {...}, "follow_up": {"from": "id"}}
+    channels: dict[str, dict[str, float | int | str]] = Field(default_factory=dict)
+    search_type: str = ""
+    role: Role = "evidence"  # follow_up: added because an evidence article points to it (依照本法第X条)
+    sub_question: int | None = None  # index of the sub-question it was retrieved for (multi-intent)
+    relevance: float | None = None  # the grader's P(relevant), when it judged this article
+
+    @property
+    def key(self) -> tuple[str, int | None]:
+        """(law, article): what a citation names."""
+        return self.law, self.article
+
+    @property
+    def pinned(self) -> bool:
+        return "lookup" in self.channels
+
+
+class Retrieval(BaseModel):
+    query: str
+    query_type: QueryType
+    matcher: str
+    articles: list[Article] = Field(default_factory=list)
+    refs: list[int] = Field(default_factory=list)  # article numbers the question names
+    max_vector_score: float | None = None  # best cosine of the user's question: an absolute relevance signal
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    sub_questions: list[str] = Field(default_factory=list)
+
+    @property
+    def evidence(self) -> list[Article]:
+        return [a for a in self.articles if a.role == "evidence"]
+
+    def numbers(self) -> list[int]:
+        return [a.article for a in self.articles if a.article is not None]

@@ -1,0 +1,52 @@
+"""The adaptive retry policy (design 001): after a FAIL, what to try next — or why to stop.
+
+One function decides, from the attempts so far and the last grade:
+
+* stop when the grade passed, when the model failed (retrying a dead provider only burns the deadline), when the
+  articles were judged off-topic by rule, when the attempts are used up, or when the last attempt retrieved the
+  same articles as an earlier one (no progress);
+* otherwise switch matcher (ensemble → hybrid → bm25 → vector → gram, skipping those tried), rewrite the query
+  from what the grader said was missing, and on the third attempt also take more candidates.
+
+The workflow keeps the best attempt by total score, not the last.
+"""
+from __future__ import annotations
+
+from .retrieval.channels import MATCHERS
+from .state import Attempt, Plan, Quality, Rewrite
+
+MATCHER_ORDER = tuple(MATCHERS)  # ensemble, hybrid, bm25, vector, gram
+MORE_CANDIDATES = 3
+
+
+def first_plan(rewrite: Rewrite, top_k: int) -> Plan:
+    return Plan(attempt=1, matcher=MATCHER_ORDER[0], main_query=rewrite.main_query, variants=rewrite.variants,
+                keywords=rewrite.keywords, top_k=top_k, reason="首次检索")
+
+
+def stop_reason(attempts: list[Attempt], quality: Quality, max_attempts: int) -> str | None:
+    """Why the loop ends after the last attempt, or None to go on."""
+    if quality.passed:
+        return "passed"
+    if quality.verdict == "model_error":
+        return "model_error"
+    if quality.source == "rule:low_relevance":
+        return "off_topic"
+    last = attempts[-1]
+    if any(set(a.ids) == set(last.ids) for a in attempts[:-1]):
+        return "no_progress"
+    if len(attempts) >= max_attempts:
+        return "exhausted"
+    return None
+
+
+def next_plan(attempts: list[Attempt], rewrite: Rewrite, previous: Plan) -> Plan:
+    """The next attempt's plan (call it when `stop_reason` is None)."""
+    tried = {a.matcher for a in attempts}
+    matcher = next((m for m in MATCHER_ORDER if m not in tried), previous.matcher)
+    n = len(attempts) + 1
+    more = MORE_CANDIDATES if n >= 3 else 0
+    why = f"换用 {matcher} 匹配" + ("，按评估意见改写查询" if rewrite.source == "retry" else "") + \
+        (f"，候选增至 {previous.top_k + more}" if more else "")
+    return Plan(attempt=n, matcher=matcher, main_query=rewrite.main_query, variants=rewrite.variants,
+                keywords=rewrite.keywords, top_k=previous.top_k + more, reason=why)

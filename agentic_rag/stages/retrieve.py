@@ -1,0 +1,81 @@
+"""RetrieveStage: runs the plan's queries through the LocalRetriever and writes the articles to state.
+
+A compound question is retrieved per sub-question and the lists are merged round-robin (dedup by article), so
+every sub-question keeps its share of the evidence. Articles the evidence points to (依照本法第X条) are added as
+follow-ups. The retriever is created lazily and shared by the process, so importing the app loads no model.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import asyncio
+from collections.abc import AsyncGenerator, Callable
+from itertools import zip_longest
+
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events import Event
+from pydantic import PrivateAttr
+
+from ..retrieval.follow_up import follow_ups
+from ..retrieval.retriever import LocalRetriever
+from ..state import PLAN, RETRIEVAL, ROUTE, USER_QUERY, Plan, Retrieval
+from .base import Stage
+
+
+def merge_per_question(results: list[Retrieval], sub_questions: list[str], top_k: int) -> Retrieval:
+    """Round-robin over the sub-questions' rankings: each keeps a quota of top_k // n + 1 at least."""
+    cap = top_k + len(results) - 1
+    articles, seen = [], set()
+    for row in zip_longest(*[r.articles for r in results]):
+        for i, article in enumerate(row):
+            if article is not None and article.id not in seen and len(articles) < cap:
+                seen.add(article.id)
+                articles.append(article.model_copy(update={"sub_question": i}))
+    scores = [r.max_vector_score for r in results if r.max_vector_score is not None]
+    first = results[0]
+    return Retrieval(query=" / ".join(sub_questions), query_type=first.query_type, matcher=first.matcher,
+                     articles=articles, refs=sorted({n for r in results for n in r.refs}),
+                     max_vector_score=max(scores) if scores else None, sub_questions=sub_questions,
+                     timings_ms={k: round(sum(r.timings_ms.get(k, 0) for r in results), 1) for k in first.timings_ms})
+
+
+def summarize(result: Retrieval) -> str:
+    if not result.articles:
+        return "本地检索：未找到相关条文。"
+    one_law = len({a.law for a in result.articles}) == 1
+    names = "、".join(a.article_cn if one_law else a.title for a in result.evidence)
+    extra = [a for a in result.articles if a.role == "follow_up"]
+    follow = f"；引用补充 {'、'.join(a.article_cn if one_law else a.title for a in extra)}" if extra else ""
+    return f"本地检索（{result.query_type}，{result.matcher}）：找到 {len(result.evidence)} 条 —— {names}{follow}"
+
+
+class RetrieveStage(Stage):
+    key: ClassVar[str] = "retrieve"
+    _factory: Callable[[], LocalRetriever] = PrivateAttr()
+
+    def __init__(self, *, retriever_factory: Callable[[], LocalRetriever], **kwargs):
+        super().__init__(**kwargs)
+        self._factory = retriever_factory
+
+    def retriever(self) -> LocalRetriever:
+        return self._factory()
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        state = ctx.session.state
+        plan, route = PLAN.get(state), ROUTE.get(state)
+        subs = route.sub_questions if route and len(route.sub_questions) > 1 else []
+        result = await asyncio.to_thread(self._retrieve, USER_QUERY.get(state, ""), plan, subs)
+        yield self.emit(ctx, RETRIEVAL.delta(result), summarize(result))
+
+    def _retrieve(self, question: str, plan: Plan, subs: list[str]) -> Retrieval:
+        retriever = self._factory()
+        if subs:
+            results = [retriever.retrieve(q, matcher=plan.matcher, top_k_=plan.top_k) for q in subs]
+            result = merge_per_question(results, subs, plan.top_k)
+        else:
+            result = retriever.retrieve(question, variants=plan.variants, main_query=plan.main_query,
+                                        keywords=plan.keywords, matcher=plan.matcher, top_k_=plan.top_k)
+        depth = self.settings.follow_up_depth if self.settings.agentic_enabled else 0
+        if depth and result.articles:
+            result.articles += follow_ups(retriever, result.articles, depth)
+        return result

@@ -1,0 +1,116 @@
+"""RouterStage: before any retrieval, decide the question's path — kb, multi (several asks), out_of_kb, chitchat.
+
+Cheap signals decide first (`signals`: chit-chat words, legal topics and named laws outside the knowledge base;
+the knowledge base's best dense similarity to the question). The LLM is asked only when they disagree (a topic
+outside the knowledge base, yet a high similarity). A compound question is multi-intent when its clauses retrieve
+different articles (their top-3 dense hits share at most one). Opening the knowledge base here also means a
+missing index or model is reported before any LLM call is spent.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import asyncio
+from collections.abc import AsyncGenerator, Callable
+from itertools import combinations
+
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events import Event
+from pydantic import PrivateAttr
+
+from ...llm.call import ModelFailure
+from ...llm.parsing import parse_json_object
+from ...retrieval.retriever import LocalRetriever
+from ...state import KB_LAW, KB_LAWS, RAW, ROUTE, USER_QUERY, Route, merge
+from ..base import LlmStage
+from . import prompt, signals
+
+SIMILARITY_HIGH = 0.45  # above this, a question naming an outside topic may still be about the knowledge base
+MAX_SHARED_TOP3 = 1  # clauses whose top-3 articles share at most this many are different asks
+LABEL = {"kb": "知识库问题", "multi": "多意图问题", "out_of_kb": "知识库之外的法律问题", "chitchat": "闲聊"}
+
+
+def decide(question: str, best: float | None, kb_laws: list[str], floor: float) -> Route | None:
+    """The route the cheap signals agree on, or None when they disagree (the LLM decides then)."""
+    sig = {"best_similarity": None if best is None else round(best, 4)}
+    others = signals.other_laws_named(question, kb_laws)
+    if others:
+        return Route(kind="out_of_kb", reason=f"问题指向知识库之外的法律：{'、'.join(others)}", topic=others[0],
+                     signals={**sig, "named_laws": others})
+    if signals.is_chitchat(question):
+        return Route(kind="chitchat", reason="问候或闲聊", signals=sig)
+    topics = signals.topics(question, kb_laws)
+    sig.update(topics_in_kb=topics.in_kb, topics_outside=topics.outside)
+    if best is not None and best < floor:
+        legal = topics.outside or signals.has_legal_words(question)
+        return Route(kind="out_of_kb" if legal else "chitchat", topic="、".join(topics.outside),
+                     reason=f"与知识库的相似度过低（{best:.2f} < {floor:.2f}）", signals=sig)
+    if topics.outside and not topics.in_kb:
+        if best is None or best < SIMILARITY_HIGH:
+            return Route(kind="out_of_kb", reason=f"问题涉及{'、'.join(topics.outside)}", topic="、".join(topics.outside),
+                         signals=sig)
+        return None
+    return Route(kind="kb", reason="与知识库相关", signals=sig)
+
+
+class RouterStage(LlmStage):
+    key: ClassVar[str] = "route"
+    role: str = "router"
+    _factory: Callable[[], LocalRetriever] = PrivateAttr()
+
+    def __init__(self, *, retriever_factory: Callable[[], LocalRetriever], **kwargs):
+        super().__init__(**kwargs)
+        self._factory = retriever_factory
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        state = ctx.session.state
+        question = USER_QUERY.get(state, "")
+        retriever = await asyncio.to_thread(self._factory)
+        kb = merge(KB_LAW.delta(self.settings.kb_law or retriever.law), KB_LAWS.delta(retriever.laws))
+        route, raw = await self._route(ctx, question, retriever)
+        text = f"问题路由：{LABEL[route.kind]}（{route.reason}）"
+        if route.kind == "multi":
+            text += "：" + " | ".join(route.sub_questions)
+        yield self.emit(ctx, merge(kb, ROUTE.delta(route), RAW.delta({**(RAW.get(state) or {}), "route": raw})),
+                        text)
+
+    async def _route(self, ctx: InvocationContext, question: str, retriever: LocalRetriever) -> tuple[Route, str]:
+        if not self.settings.agentic_enabled:
+            return Route(kind="kb", source="off", reason="路由已关闭（AGENTIC_ENABLED=false）"), ""
+        best, _ = await asyncio.to_thread(retriever.similarity, question)
+        route = decide(question, best, retriever.laws, self.settings.min_vector_score)
+        raw = ""
+        if route is None:
+            route, raw = await self._ask(ctx, question, retriever.laws, best)
+        if route.kind == "kb":
+            route = await asyncio.to_thread(self._split, question, retriever, route)
+        return route, raw
+
+    async def _ask(self, ctx: InvocationContext, question: str, laws: list[str],
+                   best: float | None) -> tuple[Route, str]:
+        sig = {"best_similarity": None if best is None else round(best, 4)}
+        text = prompt.ROUTE.format(question=question, laws="、".join(f"《{law}》" for law in laws))
+        try:
+            raw = await self.ask(ctx, text, json=True, max_tokens=60)
+        except ModelFailure as e:  # cannot ask: keep the question (the grader still judges the articles)
+            self.run_of(ctx).errors.append(f"路由：{e.user_text}")
+            return Route(kind="kb", source="fallback", reason=f"路由模型不可用（{e.user_text}），按知识库问题处理",
+                         signals=sig), ""
+        data = parse_json_object(raw) or {}
+        kind = str(data.get("route") or "").strip()
+        if kind not in ("kb", "out_of_kb", "chitchat"):
+            return Route(kind="kb", source="fallback", reason="路由输出无法解析，按知识库问题处理", signals=sig), raw
+        return Route(kind=kind, source="llm", reason="信号不一致，由模型判断", topic=str(data.get("topic") or "")[:30],
+                     signals=sig), raw
+
+    def _split(self, question: str, retriever: LocalRetriever, route: Route) -> Route:
+        parts = signals.clauses(question)
+        limit = self.settings.max_sub_questions
+        if len(parts) < 2:
+            return route
+        parts = parts[: limit - 1] + ["".join(parts[limit - 1:])] if len(parts) > limit else parts
+        tops = [set(retriever.similarity(p)[1][:3]) for p in parts]
+        if all(len(a & b) > MAX_SHARED_TOP3 for a, b in combinations(tops, 2)):
+            return route
+        return route.model_copy(update={"kind": "multi", "sub_questions": parts,
+                                        "reason": f"包含 {len(parts)} 个不同的问题"})

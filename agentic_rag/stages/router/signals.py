@@ -1,0 +1,72 @@
+"""Cheap routing signals, computed before any LLM call: chit-chat words, legal topics, named laws, clauses.
+
+The knowledge base's own signal (the best dense similarity of the question) comes from the retriever; these are
+the lexical ones. The topic lexicon (`resources/law_topics.json`) maps everyday words to the laws that govern
+them, so "离婚时财产怎么分" is recognised as a marriage-law question whatever the knowledge base holds.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from ...retrieval.refs import find_article_refs, law_matches
+
+_CHITCHAT = re.compile(
+    r"^(?:你好|您好|嗨|哈喽|hello|hi|在吗|早上好|晚上好|晚安|谢谢|多谢|感谢|再见|拜拜|好的|嗯)|你是谁|你叫什么|你能做什么|"
+    r"能帮我做什么|你会什么|天气|笑话|电影|音乐|小说|吃什么|几点了|聊聊天|讲个故事|推荐一", re.IGNORECASE)
+_LEGAL = re.compile(r"法|条|律|权|违|赔|罚|诉|合同|责任|规定|合规|同意|投诉|举报|维权")
+_CLAUSE_END = re.compile(r"(?<=[？?；;])|(?=另外|此外|而且|还有一个问题)")
+MIN_CLAUSE_CHARS = 6
+
+
+@dataclass
+class Topics:
+    in_kb: list[str] = field(default_factory=list)  # topics one of whose laws the knowledge base holds
+    outside: list[str] = field(default_factory=list)  # topics none of whose laws it holds
+
+
+@lru_cache(maxsize=1)
+def topic_lexicon() -> dict[str, dict]:
+    text = (resources.files("agentic_rag") / "resources" / "law_topics.json").read_text(encoding="utf-8")
+    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+
+
+def topics(question: str, kb_laws: list[str]) -> Topics:
+    found = Topics()
+    for name, topic in topic_lexicon().items():
+        if any(w.lower() in question.lower() for w in topic["words"]):
+            in_kb = any(law in kb_laws for law in topic["laws"])
+            (found.in_kb if in_kb else found.outside).append(name)
+    return found
+
+
+def is_chitchat(question: str) -> bool:
+    q = question.strip()
+    return bool(_CHITCHAT.search(q)) and not _LEGAL.search(q)
+
+
+def has_legal_words(question: str) -> bool:
+    return bool(_LEGAL.search(question))
+
+
+def other_laws_named(question: str, kb_laws: list[str]) -> list[str]:
+    """Laws the question names (in 《》 or with an article number) that the knowledge base does not hold."""
+    named = {r.law for r in find_article_refs(question) if r.law}
+    named |= set(re.findall(r"《([^《》]{2,40})》", question))
+    return sorted(n for n in named if not any(law_matches(n, law) for law in kb_laws))
+
+
+def clauses(question: str) -> list[str]:
+    """The question split into asks (？ ； 另外 …); clauses too short to stand alone are joined to the previous."""
+    parts: list[str] = []
+    for piece in (p.strip(" ，,。") for p in _CLAUSE_END.split(question)):
+        if not piece:
+            continue
+        if parts and len(piece) < MIN_CLAUSE_CHARS:
+            parts[-1] += piece
+        else:
+            parts.append(piece)
+    return parts

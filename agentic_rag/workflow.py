@@ -1,0 +1,213 @@
+"""ConditionalWorkflowAgent — the composition of the stages, and nothing else.
+
+    question → RouterAgent ─ chitchat / out_of_kb ──────────────────────────────────────────┐
+                  └ kb / multi → QueryRewriterAgent → [ RetrievalAgent → QualityEvaluatorAgent ] × attempts
+                                   (retry policy: switch matcher, rewrite from what is missing; best kept)
+             → branch: PASS → answer · FAIL (judged) → WebSearchAgent → answer · model failure → degraded
+             → AnswerGeneratorAgent (every final text; citations checked before they are shown)
+
+Each stage owns its prompt, parsing, fallback and typed output (`state`); the time and LLM calls of a question are
+counted in one place (`stages.base.QuestionRun`) and bounded by its deadline. Nothing is raised to the server: a
+failure becomes a message that names its cause.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncGenerator, Callable
+
+from google.adk.agents import BaseAgent
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events import Event
+from google.adk.models.base_llm import BaseLlm
+from pydantic import ConfigDict, PrivateAttr
+
+from .config import Settings, get_settings
+from .knowledge.index import IndexError_
+from .retrieval.models import ModelNotAvailableError
+from .retrieval.retriever import LocalRetriever, QueryError, get_retriever, validate_query
+from .retry_policy import first_plan, next_plan, stop_reason
+from .safety.guard import parse_marker
+from .stages.answer.agent import AnswerStage
+from .stages.base import Stage, end_question, question_run, state_event, user_text
+from .stages.grade.agent import GradeStage
+from .stages.retrieve import RetrieveStage
+from .stages.rewrite.agent import RewriteStage
+from .stages.router.agent import RouterStage
+from .stages.web import WebStage
+from .state import (ATTEMPTS, ERRORS, FINAL_ANSWER, LLM_CALLS, PATH, PER_QUESTION, PLAN, QUALITY, QUALITY_PASSED,
+                    QUALITY_SCORE, RETRIEVAL, REWRITE, ROUTE, TIMINGS, USER_QUERY, WEB, Attempt, Plan, Quality,
+                    Retrieval, merge)
+from .web import make_provider
+
+log = logging.getLogger(__name__)
+
+MIN_SECONDS_FOR_RETRY = 20.0  # a further attempt (rewrite + grade) needs at least this much of the deadline
+
+
+def failure_text(e: Exception) -> str:
+    """What the user reads when a stage breaks; details stay in the server log (no paths or traces to users)."""
+    if isinstance(e, QueryError):
+        return str(e)
+    if isinstance(e, (IndexError_, ModelNotAvailableError)):
+        log.error("knowledge base unavailable: %s", e)
+        return "知识库暂不可用：索引或检索模型缺失或不完整，请管理员运行 python init_index.py（或 make demo）后再试。"
+    log.error("workflow failed", exc_info=e)
+    return f"系统内部错误（{type(e).__name__}），本次未能回答，请稍后再试。"
+
+
+def attempt_record(plan: Plan, retrieval: Retrieval, quality: Quality) -> Attempt:
+    return Attempt(attempt=plan.attempt, matcher=plan.matcher, query=plan.main_query,
+                   articles=[a.article for a in retrieval.articles], ids=[a.id for a in retrieval.articles],
+                   total=quality.total, passed=quality.passed, source=quality.source, reason=plan.reason)
+
+
+class ConditionalWorkflowAgent(BaseAgent):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    router: RouterStage
+    rewriter: RewriteStage
+    retriever: RetrieveStage
+    grader: GradeStage
+    web: WebStage
+    answerer: AnswerStage
+    _settings: Settings = PrivateAttr()
+
+    def __init__(self, settings: Settings | None = None,
+                 retriever_factory: Callable[[], LocalRetriever] | None = None,
+                 models: dict[str, BaseLlm] | None = None, name: str = "ConditionalWorkflowAgent",
+                 description: str = "法律咨询：问题路由 → 查询改写 → 混合检索 → 质量评估（自适应重试）→ 直接作答 / 网络补充"):
+        settings = settings or get_settings()
+        factory = retriever_factory or (lambda: get_retriever(settings))
+        models = models or {}
+
+        def llm(cls, name_, role, description_, **kw):
+            return cls(name=name_, description=description_, settings=settings, model=models.get(role), **kw)
+
+        stages = dict(
+            router=llm(RouterStage, "RouterAgent", "router", "问题路由：知识库 / 多意图 / 知识库之外 / 闲聊",
+                       retriever_factory=factory),
+            rewriter=llm(RewriteStage, "QueryRewriterAgent", "rewriter", "查询改写：主查询、变体、关键词"),
+            retriever=RetrieveStage(name="RetrievalAgent", description="本地法条混合检索（向量 + BM25 + RRF）",
+                                    settings=settings, retriever_factory=factory),
+            grader=llm(GradeStage, "QualityEvaluatorAgent", "evaluator", "质量评估：相关性 完整性 准确性 覆盖面"),
+            web=WebStage(name="WebSearchAgent", description="网络检索补充（SerpAPI / Tavily / 博查）",
+                         settings=settings),
+            answerer=llm(AnswerStage, "AnswerGeneratorAgent", "answer", "生成带条文引用的法律咨询意见"))
+        super().__init__(name=name, description=description, sub_agents=list(stages.values()), **stages)
+        self._settings = settings
+
+    # ------------------------------------------------------------------ the flow
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        run = question_run(ctx, self._settings)
+        try:
+            question, problem = self._intake(ctx)
+            yield self._emit(ctx, merge(*(s.delta(None) for s in PER_QUESTION), USER_QUERY.delta(question)))
+            if problem:
+                yield self._emit(ctx, merge(PATH.delta("rejected"), FINAL_ANSWER.delta(problem)), problem)
+                return
+            try:
+                async for event in self._answer(ctx):
+                    yield event
+            except Exception as e:  # noqa: BLE001 - the user gets a message, the log gets the trace
+                message = failure_text(e)
+                run.errors.append(message)
+                yield self._emit(ctx, merge(PATH.delta("error"), FINAL_ANSWER.delta(message)), message)
+            yield self._emit(ctx, self._accounts(run))
+        finally:
+            end_question(ctx)
+
+    async def _answer(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        state = ctx.session.state
+        async for event in self._stage(self.router, ctx):
+            yield event
+        if ROUTE.get(state).kind in ("kb", "multi"):
+            async for event in self._stage(self.rewriter, ctx):
+                yield event
+            async for event in self._attempts(ctx):
+                yield event
+        path = self._branch(ctx)
+        if path == "web":
+            async for event in self._stage(self.web, ctx):
+                yield event
+            path = "web" if WEB.get(state).ok else ("none" if ROUTE.get(state).kind in ("kb", "multi") else "out_of_kb")
+        yield self._emit(ctx, PATH.delta(path))
+        async for event in self._stage(self.answerer, ctx):
+            yield event
+
+    async def _attempts(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        """Retrieve and grade until the grade passes or the policy stops; keep the best attempt."""
+        state = ctx.session.state
+        plan = first_plan(REWRITE.get(state), self._settings.top_k)
+        attempts: list[Attempt] = []
+        best: tuple[Quality, Retrieval] | None = None
+        while True:
+            yield self._emit(ctx, PLAN.delta(plan), None if plan.attempt == 1 else f"第 {plan.attempt} 次检索：{plan.reason}")
+            async for event in self._stage(self.retriever, ctx):
+                yield event
+            async for event in self._stage(self.grader, ctx):
+                yield event
+            quality, retrieval = QUALITY.get(state), RETRIEVAL.get(state)
+            attempts.append(attempt_record(plan, retrieval, quality))
+            best = best if best is not None and best[0].total >= quality.total else (quality, retrieval)
+            stop = stop_reason(attempts, quality, self._settings.attempts) or self._out_of_time(ctx)
+            if stop:
+                attempts[-1].stop = stop
+                break
+            async for event in self._stage(self.rewriter, ctx):
+                yield event
+            plan = next_plan(attempts, REWRITE.get(state), plan)
+        quality, retrieval = best
+        yield self._emit(ctx, merge(ATTEMPTS.delta(attempts), RETRIEVAL.delta(retrieval), QUALITY.delta(quality),
+                                    QUALITY_SCORE.delta(quality.total), QUALITY_PASSED.delta(quality.passed)))
+
+    def _branch(self, ctx: InvocationContext) -> str:
+        """The path after routing and grading (the web step may still turn `web` into `none` / `out_of_kb`)."""
+        state = ctx.session.state
+        route = ROUTE.get(state)
+        web = make_provider(self._settings) is not None
+        if route.kind == "chitchat":
+            return "chitchat"
+        if route.kind == "out_of_kb":
+            return "web" if web else "out_of_kb"
+        quality = QUALITY.get(state)
+        if quality.passed:
+            return "pass" if question_run(ctx, self._settings).budget.remaining() > 0 else "degraded"
+        if quality.verdict == "model_error":
+            return "degraded" if RETRIEVAL.get(state).articles else "error"
+        return "web"
+
+    # ------------------------------------------------------------------ plumbing
+    async def _stage(self, stage: Stage, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        """Run one stage and add its time to the question's accounts (the one place stage times are taken)."""
+        started = time.monotonic()
+        try:
+            async for event in stage.run_async(ctx):
+                yield event
+        finally:
+            timings = question_run(ctx, self._settings).timings
+            timings[stage.key] = timings.get(stage.key, 0.0) + time.monotonic() - started
+
+    def _intake(self, ctx: InvocationContext) -> tuple[str | None, str | None]:
+        """(question, None) or (None, the message that rejects it)."""
+        text = user_text(ctx.user_content)
+        marker = parse_marker(text.strip())
+        if marker:
+            return None, f"问题过长（{marker[0]} 字，上限 {marker[1]} 字）：请精简后再问。"
+        try:
+            return validate_query(text, self._settings.max_query_chars), None
+        except QueryError as e:
+            return None, str(e)
+
+    def _out_of_time(self, ctx: InvocationContext) -> str | None:
+        remaining = question_run(ctx, self._settings).budget.remaining()
+        return "deadline" if remaining < MIN_SECONDS_FOR_RETRY else None
+
+    @staticmethod
+    def _accounts(run) -> dict:
+        timings = {k: round(v, 3) for k, v in run.timings.items()}
+        timings["total"] = round(time.monotonic() - run.started, 3)
+        return merge(LLM_CALLS.delta(run.budget.calls), TIMINGS.delta(timings), ERRORS.delta(run.errors))
+
+    def _emit(self, ctx: InvocationContext, delta: dict, text: str | None = None) -> Event:
+        return state_event(ctx, self.name, delta, text)

@@ -30,6 +30,7 @@ class Script:
     """What the fake provider answers, per role; `fail_answer` makes the answer call fail with HTTP 500."""
 
     fail_answer = False
+    answer = ANSWER
 
     def __call__(self, body: dict):
         prompt = "\n".join(str(m.get("content")) for m in body["messages"] if m["role"] == "user")
@@ -38,7 +39,7 @@ class Script:
             return json.dumps(REWRITE, ensure_ascii=False)
         if role == "evaluator":
             return json.dumps(GRADE)
-        return FakeError(status=500, message="provider down") if self.fail_answer else ANSWER
+        return FakeError(status=500, message="provider down") if self.fail_answer else self.answer
 
 
 def free_port() -> int:
@@ -52,6 +53,10 @@ def start_server(port: int, env: dict, db: Path, log: Path) -> subprocess.Popen:
     proc = subprocess.Popen([str(adk), "api_server", "--host", "127.0.0.1", "--port", str(port),
                              "--session_service_uri", f"sqlite:///{db}", "."],
                             cwd=PROJECT_ROOT, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    return wait_until_up(proc, port, log)
+
+
+def wait_until_up(proc: subprocess.Popen, port: int, log: Path) -> subprocess.Popen:
     deadline = time.time() + 90
     while time.time() < deadline:
         if proc.poll() is not None:
@@ -134,14 +139,24 @@ def test_run_end_to_end_through_litellm(server):
     assert QUESTION in rewriter["messages"][-1]["content"]
 
 
-def test_run_sse_streams_events(server):
+def test_run_sse_streams_only_checked_text(server):
+    """Partial answer events arrive before the final one, and no unverified article number is ever in one."""
     sid = new_session(server["base"])
-    with httpx.stream("POST", f"{server['base']}/run_sse", json=run_body(sid, streaming=True), timeout=300) as r:
-        assert r.status_code == 200
-        events = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")]
-    assert len(events) >= 5
-    assert any(e.get("partial") for e in events)  # the answer streamed in pieces
-    assert merged_state(events)["path"] == "pass"
+    server["script"].answer = "# 法律咨询意见\n## 相关法条\n依据第三十一条，需要父母同意。另见第二百零一条！\n**适用条件：**不满十四周岁。"
+    try:
+        with httpx.stream("POST", f"{server['base']}/run_sse", json=run_body(sid, streaming=True), timeout=300) as r:
+            assert r.status_code == 200
+            events = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")]
+    finally:
+        server["script"].answer = ANSWER
+    partial = [e for e in events if e.get("partial")]
+    final = [i for i, e in enumerate(events) if ((e.get("actions") or {}).get("stateDelta") or {}).get("final_answer")]
+    assert len(partial) >= 2 and final and events.index(partial[0]) < final[0]
+    streamed = "".join(p["content"]["parts"][0]["text"] for p in partial)
+    assert "二百零一" not in streamed and "第三十一条" in streamed and "**适用条件**：" in streamed
+    state = merged_state(events)
+    assert state["citations"]["invalid"] == [201] and "〔未核实的条文〕" in state["final_answer"]
+    assert state["final_answer"].startswith(streamed.strip()[:40])
 
 
 def test_unknown_session_is_404(server):

@@ -97,8 +97,9 @@ def classify(exc: BaseException) -> ModelFailure:
 
 def retry_after(exc: BaseException) -> float | None:
     """Seconds the provider asked us to wait (Retry-After as seconds or an HTTP date), when it said so."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or getattr(exc, "headers", None)
+    response = getattr(exc, "response", None)  # LiteLLM keeps the provider's headers apart from its own response
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(response, "headers", None) or \
+        getattr(exc, "headers", None)
     if not hasattr(headers, "get"):
         return None
     value = headers.get("retry-after") or headers.get("Retry-After")
@@ -107,8 +108,11 @@ def retry_after(exc: BaseException) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        when = email.utils.parsedate_to_datetime(value)
-        return max(0.0, when.timestamp() - time.time()) if when else None
+        pass
+    try:
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
 
 
 async def _stream_once(model: BaseLlm, request: LlmRequest, stream: bool,

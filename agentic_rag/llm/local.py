@@ -85,7 +85,7 @@ _MODELS: dict[str, _LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()  # also serialises loading: two concurrent first calls load the file once
 
 
-def _load_model(path: Path, settings: Settings) -> _LoadedModel:
+def load_model(path: Path, settings: Settings) -> _LoadedModel:
     """Load ``path`` once per process (blocking; call from a worker thread)."""
     key = str(path.resolve())
     with _MODELS_LOCK:
@@ -298,7 +298,7 @@ class LocalLlamaLlm(BaseLlm):
         """One model turn: partial chunks then a final response when ``stream``, else a single response."""
         settings = self._settings()
         path = local_model_path(self.model, settings)
-        loaded = await asyncio.to_thread(_load_model, path, settings)
+        loaded = await asyncio.to_thread(load_model, path, settings)
         messages = request_to_messages(llm_request)
         params = _generation_params(llm_request.config)
 

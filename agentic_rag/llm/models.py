@@ -51,7 +51,10 @@ def make_model(role: Role, settings: Settings) -> BaseLlm:
 
         register_local_llm()
         return LocalLlamaLlm(model=name, settings=settings)
+    import litellm
     from google.adk.models.lite_llm import LiteLlm
+
+    litellm.suppress_debug_info = True  # its "Give Feedback / Get Help" banner on every provider error
 
     try:
         cls = LLMRegistry.resolve(name)

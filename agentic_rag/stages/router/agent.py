@@ -25,6 +25,7 @@ from ...state import KB_LAW, KB_LAWS, RAW, ROUTE, USER_QUERY, Route, merge
 from ..base import LlmStage
 from . import prompt, signals
 
+LOADING_NOTICE_S = 0.5  # the knowledge base is not open after this long: say so instead of a silent wait
 SIMILARITY_HIGH = 0.45  # above this, a question naming an outside topic may still be about the knowledge base
 MAX_SHARED_TOP3 = 1  # clauses whose top-3 articles share at most this many are different asks
 LABEL = {"kb": "知识库问题", "multi": "多意图问题", "out_of_kb": "知识库之外的法律问题", "chitchat": "闲聊"}
@@ -65,7 +66,11 @@ class RouterStage(LlmStage):
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
         question = USER_QUERY.get(state, "")
-        retriever = await asyncio.to_thread(self._factory)
+        opening = asyncio.ensure_future(asyncio.to_thread(self._factory))
+        done, _ = await asyncio.wait({opening}, timeout=LOADING_NOTICE_S)
+        if not done:
+            yield self.emit(ctx, {}, "正在加载知识库与检索模型（首次提问需要稍等）…")
+        retriever = await opening
         kb = merge(KB_LAW.delta(self.settings.kb_law or retriever.law), KB_LAWS.delta(retriever.laws))
         route, raw = await self._route(ctx, question, retriever)
         text = f"问题路由：{LABEL[route.kind]}（{route.reason}）"

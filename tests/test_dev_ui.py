@@ -1,0 +1,143 @@
+"""The ADK Dev UI (`adk web`) in a real headless Chromium: a user types a question and reads the answer.
+
+What the API tests cannot see: how the Dev UI *renders* our events (stage progress lines, scores, Markdown).
+The LLM is the fake OpenAI-compatible server (as in test_api_server); the index and the embedder are real.
+Browser: Debian's /usr/bin/chromium driven by the `playwright` package (never `playwright install`: no downloads).
+On success the page is saved as docs/adk-web.png.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentic_rag.config import PROJECT_ROOT
+from tests.fakes.fake_llm import role_of
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.test_api_server import GRADE, QUESTION, REWRITE, free_port, stop
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
+                       reason="playwright missing: pip install -r requirements-dev.txt"),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium: apt-get install chromium fonts-noto-cjk"),
+]
+# "**适用条件：**须经…": the closing ** sits between a full-width colon and a CJK letter, where CommonMark does not
+# close bold, so this line shows whether the answer reaches the user as rendered Markdown or as literal asterisks.
+ANSWER = ("# 法律咨询意见\n\n## 问题分析\n\n处理不满十四周岁未成年人的个人信息，应当取得其父母或者其他监护人的同意。\n\n"
+          "**适用条件：**须经父母同意。\n\n## 相关法条\n\n第三十一条。\n\n**免责声明：**本意见仅供参考。")
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync"]
+FIRST_ANSWER_MS = 120_000  # the first question also loads the embedder
+
+
+def reply(body: dict) -> str:
+    prompt = "\n".join(str(m.get("content")) for m in body["messages"] if m["role"] == "user")
+    role = role_of(prompt)
+    if role == "rewriter":
+        return json.dumps(REWRITE, ensure_ascii=False)
+    if role == "evaluator":
+        return json.dumps(GRADE)
+    return ANSWER
+
+
+def start_web(port: int, env: dict, tmp: Path) -> subprocess.Popen:
+    adk = str(Path(sys.executable).with_name("adk"))
+    # A throw-away HOME whose ADK config says "telemetry off": the Dev UI then shows no consent dialog.
+    subprocess.run([adk, "telemetry", "disable"], env=env, check=True, capture_output=True, timeout=60)
+    log = tmp / "web.log"
+    proc = subprocess.Popen([adk, "web", "--host", "127.0.0.1", "--port", str(port), "--session_service_uri",
+                             f"sqlite:///{tmp / 's.db'}", "."], cwd=PROJECT_ROOT, env=env,
+                            stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    deadline = time.time() + 90
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/list-apps", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    stop(proc)
+    raise RuntimeError(f"adk web did not start: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def web(pipl_data_dir, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("web")
+    (tmp / "home").mkdir()
+    with FakeOpenAIServer(reply) as llm:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SERPAPI", "AGENTIC", "DEEPSEEK"))}
+        env.update({"AGENTIC_RAG_MODEL": "deepseek/deepseek-chat", "DEEPSEEK_API_KEY": "test-key",
+                    "DEEPSEEK_API_BASE": llm.base_url, "DATA_DIR": str(pipl_data_dir), "RERANKER": "none",
+                    "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                    "LLM_MAX_RETRIES": "0", "NO_PROXY": "127.0.0.1,localhost", "HOME": str(tmp / "home")})
+        port = free_port()
+        proc = start_web(port, env, tmp)
+        yield f"http://127.0.0.1:{port}"
+        stop(proc)
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        # A fresh profile per run; tall enough that the whole conversation fits the screenshot (the chat list
+        # scrolls inside the page, so a full-page screenshot is only as tall as the viewport).
+        ctx = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chrome")), executable_path=str(CHROMIUM), headless=True,
+            args=BROWSER_ARGS, viewport={"width": 1400, "height": 1900})
+        yield ctx.new_page()
+        ctx.close()
+
+
+def ask(page, base: str, question: str) -> None:
+    """Type the question into the chat box like a user, send it, and wait for the whole answer to render."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{base}/dev-ui/?app=agentic_rag", timeout=60_000)
+    box = page.locator("textarea.chat-input-box")
+    box.wait_for(state="visible", timeout=60_000)
+    box.fill(question)
+    box.press("Enter")
+    final = page.locator(".content-bubble").filter(has=page.locator("h1", has_text="法律咨询意见"))
+    # The answer streams in; its last sentence on screen means the final (non-partial) text is there.
+    expect(final).to_contain_text("本意见仅供参考", timeout=FIRST_ANSWER_MS)
+
+
+def settle(page, quiet_s: float = 2.0, limit_s: float = 30.0) -> None:
+    """Wait until no new event row has appeared for `quiet_s`: the run's last events follow the answer."""
+    rows, quiet_since, deadline = -1, time.time(), time.time() + limit_s
+    while time.time() < deadline and time.time() - quiet_since < quiet_s:
+        n = page.locator("app-event-row").count()
+        rows, quiet_since = n, (quiet_since if n == rows else time.time())
+        page.wait_for_timeout(250)
+
+
+def chat_text(page) -> str:
+    """The visible text of the conversation (not the Dev UI's side panels, which show raw event JSON by design)."""
+    return "\n".join(page.locator("app-event-row").all_inner_texts())
+
+
+def test_dev_ui_shows_progress_scores_and_rendered_answer(web, page, tmp_path):
+    ask(page, web, QUESTION)
+    settle(page)
+    shot = page.screenshot(full_page=True)
+    (tmp_path / "adk-web.png").write_bytes(shot)  # kept for debugging when an assertion below fails
+    text = chat_text(page)
+    for stage in ("问题路由", "本地检索", "质量评估"):
+        assert stage in text, f"stage line {stage!r} not visible in the chat:\n{text}"
+    for score in ("相关性 9", "完整性 8", "准确性 9", "覆盖面 8"):
+        assert score in text, f"score {score!r} not visible in the chat:\n{text}"
+    assert "第三十一条" in text, text
+    assert '"main_query"' not in text and '{"relevance"' not in text, f"raw JSON shown in the chat:\n{text}"
+    assert "**" not in text, f"literal ** in the chat (Markdown bold not rendered):\n{text}"
+    assert page.locator(".content-bubble strong", has_text="适用条件").count() >= 1, text
+    (PROJECT_ROOT / "docs" / "adk-web.png").write_bytes(shot)

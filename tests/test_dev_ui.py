@@ -122,7 +122,7 @@ def settle(page, quiet_s: float = 2.0, limit_s: float = 30.0) -> None:
 
 
 def chat_text(page) -> str:
-    """The visible text of the conversation (not the Dev UI's side panels, which show raw event JSON by design)."""
+    """The conversation's visible text, not the side panels (they show the selected event's internals)."""
     return "\n".join(page.locator("app-event-row").all_inner_texts())
 
 

@@ -99,6 +99,11 @@ class LocalRetriever:
         hits = self.channels["vector"].search([QueryText("original", question)], 5, {})[0].hits
         return (hits[0][1] if hits else None), [doc for doc, _ in hits]
 
+    def cosine(self, a: str, b: str) -> float:
+        """How alike two texts are to the embedder (the router uses it to tell one ask said twice from two asks)."""
+        va, vb = self.embedder.encode_queries([a, b])
+        return float(va @ vb)
+
     # ------------------------------------------------------------------ main entry
     def retrieve(self, query: str, variants: Sequence[str] = (), main_query: str | None = None,
                  keywords: Sequence[str] = (), matcher: Matcher = "ensemble", top_k_: int | None = None,

@@ -27,7 +27,8 @@ from . import prompt, signals
 
 LOADING_NOTICE_S = 0.5  # the knowledge base is not open after this long: say so instead of a silent wait
 SIMILARITY_HIGH = 0.45  # above this, a question naming an outside topic may still be about the knowledge base
-MAX_SHARED_TOP3 = 1  # clauses whose top-3 articles share at most this many are different asks
+MAX_SHARED_TOP3 = 1  # clauses whose top-3 articles share at most this many are different asks …
+SAME_ASK_COSINE = 0.85  # … unless the clauses themselves say the same thing
 LABEL = {"kb": "知识库问题", "multi": "多意图问题", "out_of_kb": "知识库之外的法律问题", "chitchat": "闲聊"}
 
 
@@ -115,7 +116,9 @@ class RouterStage(LlmStage):
             return route
         parts = parts[: limit - 1] + ["".join(parts[limit - 1:])] if len(parts) > limit else parts
         tops = [set(retriever.similarity(p)[1][:3]) for p in parts]
-        if all(len(a & b) > MAX_SHARED_TOP3 for a, b in combinations(tops, 2)):
+        pairs = list(combinations(range(len(parts)), 2))
+        if all(len(tops[i] & tops[j]) > MAX_SHARED_TOP3 or retriever.cosine(parts[i], parts[j]) >= SAME_ASK_COSINE
+               for i, j in pairs):
             return route
         return route.model_copy(update={"kind": "multi", "sub_questions": parts,
                                         "reason": f"包含 {len(parts)} 个不同的问题"})

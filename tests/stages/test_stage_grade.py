@@ -1,0 +1,76 @@
+"""GradeStage: rules first; a validated LLM grade; an outage is its own verdict, never a judgement."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentic_rag.retrieval.types import Article, Retrieval
+from agentic_rag.stages.grade.agent import GradeStage, parse_quality, rule_verdict
+from agentic_rag.state import QUALITY, RETRIEVAL, ROUTE, USER_QUERY, Route
+from tests.fakes.adk import run_agent
+from tests.fakes.mock_model import MockModel
+
+DIMS = ("relevance", "completeness", "accuracy", "coverage")
+
+
+def retrieval(*numbers, query_type="semantic", pinned=(), best=0.5, refs=()):
+    arts = [Article(id=f"p#{n}", title=f"《法》第{n}条", law="法", article=n, article_cn=f"第{n}条", text="……",
+                    channels={"lookup": {"rank": 1, "score": 1.0}} if n in pinned else {}) for n in numbers]
+    return Retrieval(query="q", query_type=query_type, matcher="ensemble", articles=arts, max_vector_score=best,
+                     refs=list(refs))
+
+
+@pytest.mark.parametrize("scores, total, passed", [((8, 8, 8, 8), 32, True), ((8, 8, 8, 7.9), 31.9, False),
+                                                   ((10, 10, 10, 10), 40, True), ((0, 0, 0, 0), 0, False)])
+def test_threshold_is_inclusive(scores, total, passed):
+    q = parse_quality(json.dumps(dict(zip(DIMS, scores))), 32)
+    assert q.total == total and q.passed is passed and q.verdict == ("pass" if passed else "fail")
+
+
+def test_nested_scores_reasons_and_missing():
+    text = json.dumps({d: {"score": 6, "reason": f"{d} ok"} for d in DIMS} | {"missing": "罚则"})
+    q = parse_quality(text, 32)
+    assert q.total == 24 and q.reasons["coverage"] == "coverage ok" and q.missing == "罚则"
+
+
+@pytest.mark.parametrize("value", [85, 50, -5, 1e9, "85/100", "满分100分，给90分", None, True, "高"])
+def test_a_score_outside_0_to_10_or_not_a_number_makes_the_grade_unreadable(value):
+    q = parse_quality(json.dumps({"relevance": value, "completeness": 9, "accuracy": 9, "coverage": 9}), 32)
+    assert q.verdict == "unreadable" and not q.passed and q.total == 0
+
+
+def test_a_score_written_out_of_ten_in_words_is_read():
+    q = parse_quality(json.dumps({"relevance": "满分10分，给3分", "completeness": "9/10", "accuracy": "8分",
+                                  "coverage": 9}), 32)
+    assert q.scores == {"relevance": 3, "completeness": 9, "accuracy": 8, "coverage": 9} and not q.passed
+
+
+def test_rules():
+    assert rule_verdict("q", retrieval(), 32, 0.2).source == "rule:no_results"
+    assert rule_verdict("q", retrieval(1, best=0.1), 32, 0.2).source == "rule:low_relevance"
+    lookup = rule_verdict("第五十七条是什么", retrieval(57, 3, query_type="exact", pinned=(57,), refs=(57,)), 32, 0.2)
+    assert lookup.passed and lookup.source == "rule:exact_lookup" and lookup.relevant == ["p#57"]
+    assert rule_verdict("第五十七条和隐私有什么关系", retrieval(57, query_type="exact", pinned=(57,), refs=(57,)),
+                        32, 0.2) is None
+
+
+def grade(fake_settings, reply, state_extra=None):
+    stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=MockModel.create(reply))
+    state = {USER_QUERY.key: "问题", **RETRIEVAL.delta(retrieval(10, 23)), **(state_extra or {})}
+    return stage, run_agent(stage, state=state)[0]
+
+
+def test_grade_from_the_model_sees_the_articles_and_the_sub_questions(fake_settings):
+    route = Route(kind="multi", sub_questions=["能收集吗？", "怎么赔？"])
+    stage, state = grade(fake_settings, json.dumps(dict.fromkeys(DIMS, 9)), ROUTE.delta(route))
+    assert QUALITY.get(state).passed and QUALITY.get(state).source == "llm"
+    prompt = stage._model.prompts[0]
+    assert "【第10条】" in prompt or "【《法》第10条】" in prompt
+    assert "1. 能收集吗？" in prompt and "2. 怎么赔？" in prompt
+
+
+def test_an_outage_is_a_model_error_not_a_fail(fake_settings):
+    _, state = grade(fake_settings, TimeoutError("slow"))
+    q = QUALITY.get(state)
+    assert q.verdict == "model_error" and not q.passed and "超时" in q.error

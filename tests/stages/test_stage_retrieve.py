@@ -1,0 +1,42 @@
+"""RetrieveStage over the real index (fake embedder): plan queries, per-sub-question quota, follow-up references."""
+from __future__ import annotations
+
+from agentic_rag.stages.retrieve import RetrieveStage, merge_per_question
+from agentic_rag.state import PLAN, RETRIEVAL, ROUTE, USER_QUERY, Plan, Route
+from tests.fakes.adk import run_agent
+
+
+def retrieve(fake_settings, fake_retriever, question, route=None, **plan):
+    stage = RetrieveStage(name="RetrievalAgent", settings=fake_settings, retriever_factory=lambda: fake_retriever)
+    p = Plan(attempt=1, matcher=plan.get("matcher", "ensemble"), main_query=question, top_k=plan.get("top_k", 5))
+    state = {USER_QUERY.key: question, **PLAN.delta(p), **(ROUTE.delta(route) if route else {})}
+    return RETRIEVAL.get(run_agent(stage, state=state)[0])
+
+
+def test_follow_up_adds_the_articles_an_evidence_article_points_to(fake_settings, fake_retriever):
+    result = retrieve(fake_settings, fake_retriever, "第四十五条是什么内容")  # 45 → 有本法第十八条第一款、第三十五条…
+    assert result.articles[0].article == 45
+    follow = [a for a in result.articles if a.role == "follow_up"]
+    assert follow and all(a.channels["follow_up"]["depth"] in (1, 2) for a in follow)
+    assert {a.id for a in follow}.isdisjoint({a.id for a in result.evidence})
+
+
+def test_follow_up_is_off_with_the_loop(fake_settings, fake_retriever):
+    s = fake_settings.model_copy(update={"agentic_enabled": False})
+    result = retrieve(s, fake_retriever, "第四十五条是什么内容")
+    assert all(a.role == "evidence" for a in result.articles)
+
+
+def test_sub_questions_each_keep_a_quota(fake_settings, fake_retriever):
+    route = Route(kind="multi", sub_questions=["第十条是什么", "第六十九条是什么"])
+    result = retrieve(fake_settings, fake_retriever, "两个问题", route)
+    evidence = result.evidence
+    assert result.sub_questions == route.sub_questions and len(evidence) == 6
+    assert evidence[0].article == 10 and evidence[1].article == 69  # round-robin: each sub-question's best first
+    assert len({a.id for a in evidence}) == len(evidence)
+
+
+def test_merge_dedups_and_caps(fake_retriever):
+    a = fake_retriever.retrieve("第十条", top_k_=5)
+    merged = merge_per_question([a, a], ["x", "y"], 5)
+    assert len(merged.articles) == 5 and len({x.id for x in merged.articles}) == 5

@@ -1,0 +1,88 @@
+"""RouterStage: cheap signals first, the LLM only when they disagree; multi-intent split by what clauses retrieve."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentic_rag.stages.router.agent import RouterStage, decide
+from agentic_rag.stages.router.signals import clauses, other_laws_named, topics
+from agentic_rag.state import KB_LAW, KB_LAWS, ROUTE, USER_QUERY
+from tests.fakes.adk import run_agent, texts
+from tests.fakes.mock_model import MockModel
+
+PIPL = ["中华人民共和国个人信息保护法"]
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("你好", "chitchat"), ("谢谢，再见", "chitchat"), ("推荐一部好看的电影", "chitchat"),
+    ("离婚时夫妻共同财产怎么分？", "out_of_kb"), ("盗窃五千元一般会判几年？", "out_of_kb"),
+    ("刑法第二百六十四条怎么规定的？", "out_of_kb"), ("公司把我的手机号卖给别人合法吗？", "kb"),
+    ("第五十七条是什么内容？", "kb"), ("个保法第31条", "kb"),
+])
+def test_cheap_signals_decide_the_clear_cases(question, kind):
+    route = decide(question, 0.4, PIPL, floor=0.22)
+    assert route is not None and route.kind == kind
+
+
+def test_low_similarity_without_legal_words_is_chitchat_and_with_them_out_of_scope():
+    assert decide("随便聊点什么吧", 0.1, PIPL, 0.22).kind == "chitchat"
+    assert decide("这种情况要承担什么责任吗", 0.1, PIPL, 0.22).kind == "out_of_kb"
+
+
+def test_an_outside_topic_with_high_similarity_is_left_to_the_llm():
+    assert decide("公司无故辞退我要赔几个月工资", 0.2, PIPL, 0.1).kind == "out_of_kb"
+    assert decide("劳动合同里约定加班可以不给加班费", 0.6, PIPL, 0.1) is None
+    assert decide("公司裁员时把员工的指纹信息交给了第三方", 0.2, PIPL, 0.1).kind == "kb"  # a PIPL topic too
+
+
+def test_signals():
+    assert other_laws_named("依据《民法典》第一千零三十四条和个保法第十条", PIPL) == ["民法典"]
+    assert topics("被公司辞退了还泄露了我的手机号", PIPL).outside == ["劳动用工"]
+    assert clauses("孩子的信息能收集吗？另外泄露了怎么赔？") == ["孩子的信息能收集吗？", "另外泄露了怎么赔？"]
+    assert clauses("能不能？可以吗？") == ["能不能？可以吗？"]  # too short to stand alone
+
+
+def router(fake_settings, fake_retriever, *replies, **update):
+    settings = fake_settings.model_copy(update=update)
+    return RouterStage(name="RouterAgent", settings=settings, model=MockModel.create(*replies),
+                       retriever_factory=lambda: fake_retriever)
+
+
+def test_router_writes_the_route_and_the_knowledge_base(fake_settings, fake_retriever):
+    stage = router(fake_settings, fake_retriever)
+    state, events = run_agent(stage, state={USER_QUERY.key: "公司把我的手机号卖给别人合法吗？"})
+    assert ROUTE.get(state).kind == "kb" and KB_LAW.get(state) == PIPL[0] and KB_LAWS.get(state) == PIPL
+    assert stage._model.requests == [] and "问题路由：知识库问题" in texts(events)[-1][1]
+
+
+def test_router_asks_the_llm_when_signals_disagree_and_falls_back_on_garbage(fake_settings, fake_retriever):
+    question = "劳动合同里约定加班可以不给加班费"
+    stage = router(fake_settings, fake_retriever, json.dumps({"route": "kb", "topic": "个人信息"}))
+    import agentic_rag.stages.router.agent as agent_module
+
+    original = agent_module.SIMILARITY_HIGH
+    agent_module.SIMILARITY_HIGH = 0.0  # make any similarity "high" for the fake embedder
+    try:
+        state, _ = run_agent(stage, state={USER_QUERY.key: question})
+        assert ROUTE.get(state).source == "llm" and ROUTE.get(state).kind == "kb"
+        assert "【任务】路由" in stage._model.prompts[0] and question in stage._model.prompts[0]
+        stage = router(fake_settings, fake_retriever, "我觉得是知识库")
+        state, _ = run_agent(stage, state={USER_QUERY.key: question})
+        assert ROUTE.get(state).kind == "kb" and ROUTE.get(state).source == "fallback"
+    finally:
+        agent_module.SIMILARITY_HIGH = original
+
+
+def test_router_splits_different_asks_but_not_one_ask_said_twice(fake_settings, fake_retriever):
+    stage = router(fake_settings, fake_retriever)
+    state, _ = run_agent(stage, state={USER_QUERY.key: "App收集我的人脸信息要单独同意吗？信息泄露了公司要怎么赔偿？"})
+    assert ROUTE.get(state).kind == "multi" and len(ROUTE.get(state).sub_questions) == 2
+    state, _ = run_agent(stage, state={USER_QUERY.key: "处理敏感个人信息要单独同意吗？处理敏感个人信息需要单独同意吗？"})
+    assert ROUTE.get(state).kind == "kb"
+
+
+def test_router_is_off_when_the_loop_is_off(fake_settings, fake_retriever):
+    stage = router(fake_settings, fake_retriever, agentic_enabled=False)
+    state, _ = run_agent(stage, state={USER_QUERY.key: "你好"})
+    assert ROUTE.get(state).kind == "kb" and ROUTE.get(state).source == "off"

@@ -72,3 +72,11 @@ def test_web_block_is_fenced_numbered_and_cannot_be_closed_from_inside():
     block = web_block(results, 300)
     assert block.startswith(BEGIN) and block.endswith(END) and block.count(END) == 1
     assert "[W1] t（https://a.b）" in block
+
+
+def test_redaction_keeps_arguments_that_hold_no_secret_so_formatters_can_unpack_them(caplog):
+    redact.install([SECRET])
+    with caplog.at_level(logging.INFO):
+        logging.getLogger("uvicorn.access").info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", "/x", "1.1", 200)
+    record = caplog.records[-1]
+    assert record.args == ("127.0.0.1:5", "GET", "/x", "1.1", 200) and record.getMessage().endswith("200")

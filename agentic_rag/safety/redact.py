@@ -1,8 +1,9 @@
 """Secrets never reach a log line, at any level, from any library.
 
 A log record factory (not a handler filter: handlers are installed later by `adk web`, uvicorn or a test, and
-filters on loggers do not see records propagated from children) formats each record's message once and replaces
-every known secret in it, in its exception text and in its stack text. Known secrets are the configured keys plus
+filters on loggers do not see records propagated from children) replaces every known secret in each record's
+message, in those of its arguments that contain one (the others keep their type: uvicorn's access formatter
+unpacks them), in its exception text and in its stack text. Known secrets are the configured keys plus
 the values of the provider key variables in the environment. Only records that a logger lets through are
 created, so disabled levels cost nothing.
 """
@@ -34,16 +35,28 @@ def redact(text: str) -> str:
     return text
 
 
+def _clean(value):
+    """The value, or its redacted text when its text holds a secret."""
+    text = value if isinstance(value, str) else None
+    if text is None:
+        try:
+            text = str(value)
+        except Exception:  # noqa: BLE001 - an unprintable argument cannot hold a printable secret
+            return value
+    cleaned = redact(text)
+    return value if cleaned == text else cleaned
+
+
 def _redacted_record(factory):
     def make(*args, **kwargs) -> logging.LogRecord:
         record = factory(*args, **kwargs)
         if not _secrets:
             return record
-        try:
-            message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a broken format string is the caller's bug; do not hide the record
-            return record
-        record.msg, record.args = redact(message), None
+        record.msg = _clean(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(_clean(a) for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {k: _clean(v) for k, v in record.args.items()}
         if record.exc_info:
             record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
         if record.stack_info:

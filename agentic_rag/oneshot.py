@@ -14,12 +14,20 @@ from google.genai import types
 APP_NAME = "agentic_rag"
 
 
-async def ask(agent: BaseAgent, question: str, on_event: Callable[[Event], None] | None = None) -> dict:
+async def ask(agent: BaseAgent, question: str, on_event: Callable[[Event], None] | None = None,
+              state: dict | None = None) -> dict:
     runner = InMemoryRunner(agent=agent, app_name=APP_NAME)
-    session = await runner.session_service.create_session(app_name=APP_NAME, user_id="local")
+    session = await runner.session_service.create_session(app_name=APP_NAME, user_id="local", state=state or {})
     message = types.Content(role="user", parts=[types.Part(text=question)])
     async for event in runner.run_async(user_id="local", session_id=session.id, new_message=message):
         if on_event is not None:
             on_event(event)
     session = await runner.session_service.get_session(app_name=APP_NAME, user_id="local", session_id=session.id)
     return dict(session.state)
+
+
+async def ask_stage(stage: BaseAgent, question: str) -> dict:
+    """Run one stage on its own for `question` (it reads the question from state, as in the workflow)."""
+    from .state import USER_QUERY
+
+    return await ask(stage, question, state=USER_QUERY.delta(question))

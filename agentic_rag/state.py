@@ -66,6 +66,7 @@ class Quality(BaseModel):
     error: str | None = None
     missing: str = ""  # what the grader says is missing: the next attempt's rewrite uses it
     relevant: list[str] = Field(default_factory=list)  # ids of the articles judged relevant
+    article_relevance: dict[str, float] = Field(default_factory=dict)  # calibrated P(relevant) per article id
 
     def summary(self) -> str:
         dims = "，".join(f"{DIMENSION_CN[d]} {self.scores.get(d, 0):g}" for d in DIMENSIONS)

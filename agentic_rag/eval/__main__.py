@@ -61,6 +61,20 @@ def _e2e(args: argparse.Namespace) -> dict:
     return result
 
 
+def _route(args: argparse.Namespace) -> dict:
+    from .retrieval import load_dataset
+    from .routing import evaluate_routing
+
+    update = {k: v for k, v in (("agentic_rag_model", args.model), ("data_dir", args.data_dir)) if v}
+    result = evaluate_routing(load_dataset(args.dataset), get_settings().model_copy(update=update))
+    result["dataset"] = str(args.dataset)
+    print(json.dumps(result["summary"], ensure_ascii=False, indent=2), file=sys.stderr)
+    return result
+
+
+COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route}
+
+
 def main(argv: list[str] | None = None) -> int:
     from .retrieval import DEFAULT_MATCHERS, MATCHERS
 
@@ -84,10 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--checkpoint", type=Path,
                    help="append each finished question here (JSONL) and skip those already in it: resumable runs")
     e.add_argument("--json", type=Path, help="also write the JSON result here")
+    o = sub.add_parser("route", help="routing accuracy per question type (the router stage alone)")
+    o.add_argument("--dataset", type=Path, required=True)
+    o.add_argument("--model", help="the model the router asks when its signals disagree")
+    o.add_argument("--data-dir", type=Path, help="index to use (default: DATA_DIR)")
+    o.add_argument("--json", type=Path, help="also write the JSON result here")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        result = _retrieval(args) if args.command == "retrieval" else _e2e(args)
+        result = COMMANDS[args.command](args)
     except (IndexError_, ModelNotAvailableError, ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -165,3 +165,25 @@ async def generate(model: BaseLlm, request: LlmRequest, *, role: str, budget: Bu
                 await asyncio.sleep(wait)
     finally:
         budget.seconds[role] = budget.seconds.get(role, 0.0) + time.monotonic() - started
+
+
+async def score(model: BaseLlm, system: str, prefix: str, tails: list[str], *, role: str, budget: Budget,
+                timeout_s: float):
+    """Yes/no logit scores from a model that can give them (the embedded one), within the budget; one LLM call.
+
+    Raises ModelFailure; AttributeError when the model has no scoring (the caller then asks in JSON instead).
+    """
+    scorer = model.score_tails  # AttributeError for API models: they grade in JSON
+    timeout = min(timeout_s, budget.remaining())
+    if timeout <= 0:
+        raise ModelFailure("deadline")
+    started = time.monotonic()
+    budget.calls += 1
+    try:
+        return await asyncio.wait_for(scorer(system, prefix, tails), timeout)
+    except Exception as e:  # noqa: BLE001 - told as a ModelFailure with its cause
+        failure = classify(e)
+        raise (ModelFailure("deadline") if failure.cause == "timeout" and budget.remaining() <= DEADLINE_SLACK_S
+               else failure) from e
+    finally:
+        budget.seconds[role] = budget.seconds.get(role, 0.0) + time.monotonic() - started

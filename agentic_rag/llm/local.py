@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover
 
 from ..config import Settings, get_settings
 from ..retrieval.models import ModelNotAvailableError
+from .scoring import TailScores, yes_no_diffs
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -292,6 +293,17 @@ class LocalLlamaLlm(BaseLlm):
     def model_path(self) -> Path:
         """The GGUF file this instance runs (raises ModelNotAvailableError when it is missing)."""
         return local_model_path(self.model, self._settings())
+
+    async def score_tails(self, system: str, prefix: str, tails: list[str]) -> TailScores:
+        """logit(是) − logit(否) after each tail appended to one shared prefix (see `llm.scoring`)."""
+        settings = self._settings()
+        loaded = await asyncio.to_thread(load_model, local_model_path(self.model, settings), settings)
+
+        def work() -> TailScores:
+            with loaded.lock:
+                return yes_no_diffs(loaded.llama, system, prefix, tails)
+
+        return await asyncio.to_thread(work)
 
     async def generate_content_async(self, llm_request: LlmRequest,
                                      stream: bool = False) -> AsyncGenerator[LlmResponse, None]:

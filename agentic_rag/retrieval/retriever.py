@@ -114,7 +114,7 @@ class LocalRetriever:
             raise QueryError(f"unknown matcher {matcher!r}; one of {', '.join(MATCHERS)}")
         analysis = analyze_query(query, self.tokenizer.legal_terms)
         timings: dict[str, float] = {}
-        lists, max_cos = self._rank(self._texts(query, main_query, variants, keywords), analysis, matcher, timings)
+        lists, dense = self._rank(self._texts(query, main_query, variants, keywords), analysis, matcher, timings)
         t0 = time.perf_counter()
         fused = weighted_rrf(lists, k=self.settings.rrf_k)
         pinned = self.lookup(analysis.refs)
@@ -125,9 +125,21 @@ class LocalRetriever:
             rest = sorted(rest[:len(rerank_scores)], key=lambda h: -rerank_scores[h.doc]) + rest[len(rerank_scores):]
         k = top_k_ or self.settings.top_k
         articles = self._articles(pinned, {h.doc: h for h in fused}, rest, rerank_scores, analysis.type, k)
+        top = pinned[0] if pinned else (rest[0].doc if rest else None)
         return Retrieval(query=query, query_type=analysis.type, matcher=matcher, articles=articles,
-                         refs=analysis.articles, max_vector_score=max_cos,
+                         refs=analysis.articles, max_vector_score=dense[0][1] if dense else None,
+                         signals=self._signals(query, dense, top, bool(pinned)),
                          timings_ms={k_: round(v, 1) for k_, v in timings.items()})
+
+    def _signals(self, query: str, dense: list[tuple[int, float]], top: int | None, exact: bool) -> dict:
+        """Retrieval evidence the gate weighs: how close and how peaked the dense match is, how many of the
+        question's words the top article has, and whether an article was looked up by number."""
+        words = set(self.tokenizer.expand_query(query))
+        top_words = set(self.index.tokens[top]) if top is not None else set()
+        return {"best_cosine": dense[0][1] if dense else 0.0,
+                "cosine_margin": dense[0][1] - dense[min(4, len(dense) - 1)][1] if dense else 0.0,
+                "lexical_overlap": len(words & top_words) / len(words) if words else 0.0,
+                "exact_hit": 1.0 if exact else 0.0}
 
     def _texts(self, query: str, main_query: str | None, variants: Sequence[str],
                keywords: Sequence[str]) -> list[QueryText]:
@@ -140,22 +152,24 @@ class LocalRetriever:
         return texts + ([QueryText("keywords", keyword_text)] if keyword_text else [])
 
     def _rank(self, texts: list[QueryText], analysis: QueryAnalysis, matcher: Matcher,
-              timings: dict[str, float]) -> tuple[list[RankedList], float | None]:
+              timings: dict[str, float]) -> tuple[list[RankedList], list[tuple[int, float]]]:
         names = MATCHERS[matcher]
         # A single-channel matcher ranks by that channel alone, even one the query type gives no weight in a fusion.
         weights = CHANNEL_WEIGHTS[analysis.type] if len(names) > 1 else dict.fromkeys(names, 1.0)
         lists: list[RankedList] = []
-        max_cos = None
+        dense: list[tuple[int, float]] = []  # the user's own words against the dense channel
         for name in names:
             channel = self.channels[name]
             t0 = time.perf_counter()
             own = texts if channel.uses_keywords else [t for t in texts if t.kind != "keywords"]
             for result in channel.search(own, self.settings.channel_candidates, timings):
-                if name == "vector" and result.text.kind == "original" and result.hits:
-                    max_cos = result.hits[0][1]  # the user's words, not what a rewriter made of them
+                if name == "vector" and result.text.kind == "original":
+                    dense = result.hits  # the user's words, not what a rewriter made of them
                 lists.append(RankedList(name, weights[name] * QUERY_WEIGHTS[result.text.kind], result.hits))
             timings[name] = (time.perf_counter() - t0) * 1000
-        return lists, max_cos
+        if "vector" not in names:  # the gate weighs the dense similarity whatever the matcher ranks by
+            dense = self.channels["vector"].search(texts[:1], self.settings.channel_candidates, timings)[0].hits
+        return lists, dense
 
     def _rerank(self, query: str, rest: list[FusedHit], timings: dict[str, float]) -> dict[int, float]:
         if self.reranker is None or not rest:

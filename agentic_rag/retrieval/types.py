@@ -47,6 +47,7 @@ class Retrieval(BaseModel):
     articles: list[Article] = Field(default_factory=list)
     refs: list[int] = Field(default_factory=list)  # article numbers the question names
     max_vector_score: float | None = None  # best cosine of the user's question: an absolute relevance signal
+    signals: dict[str, float] = Field(default_factory=dict)  # retrieval evidence for the gate (retriever._signals)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     sub_questions: list[str] = Field(default_factory=list)
 

@@ -7,6 +7,13 @@ from __future__ import annotations
 
 from ..retrieval.types import Article
 
+# Every prompt after retrieval starts exactly like this (after the shared system message).
+PREFIX = """用户问题：{question}
+
+检索到的法条：
+{articles}
+
+"""
 ARTICLES_IN_PROMPT = 5
 ARTICLE_CHARS = 500
 
@@ -32,3 +39,7 @@ def prompt_articles(articles: list[Article], limit: int = ARTICLES_IN_PROMPT) ->
     """The articles the grader and the answer see: the evidence, then at most two articles it refers to."""
     evidence = [a for a in articles if a.role == "evidence"][:limit]
     return evidence + [a for a in articles if a.role == "follow_up"][:FOLLOW_UPS_IN_PROMPT]
+
+
+def shared_prefix(question: str, articles: list[Article], one_law: bool) -> str:
+    return PREFIX.format(question=question, articles=articles_block(articles, one_law))

@@ -47,3 +47,18 @@ class MockModel(BaseLlm):
                 yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text[i:i + 7])]),
                                   partial=True)
         yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]), turn_complete=True)
+
+
+class MockScoringModel(MockModel):
+    """A MockModel that can also score yes/no tails like the embedded model (`llm.scoring`): scripted diffs."""
+
+    diffs: list[float] = Field(default_factory=list)
+    scored: list[tuple[str, list[str]]] = Field(default_factory=list)
+
+    async def score_tails(self, system: str, prefix: str, tails: list[str]):
+        from agentic_rag.llm.scoring import TailScores
+
+        self.scored.append((prefix, list(tails)))
+        if isinstance(self.diffs, BaseException):
+            raise self.diffs
+        return TailScores(diffs=self.diffs[: len(tails)], prefix_tokens=len(prefix), reused_tokens=0, seconds=0.0)

@@ -69,3 +69,13 @@ def test_fixed_replies_make_no_llm_call(fake_settings):
         extra = ROUTE.delta(Route(kind="out_of_kb", topic="交通事故")) if path == "out_of_kb" else {}
         stage, final, _ = answer(fake_settings, AssertionError("no call"), path=path, **extra)
         assert expected in FINAL_ANSWER.get(final) and stage._model.requests == []
+
+
+def test_the_answer_may_cite_only_the_articles_judged_relevant_and_shares_the_graders_prefix(fake_settings):
+    quality = Quality(scores={}, total=36, threshold=32, passed=True, verdict="pass", source="calibrated",
+                      relevant=[f"{PIPL}#23"])
+    stage, final, _ = answer(fake_settings, "依据第二十三条……另见第十条。", path="pass", **QUALITY.delta(quality))
+    prompt = stage._model.prompts[0]
+    assert prompt.startswith("用户问题：卖手机号合法吗？\n\n检索到的法条：\n【第10条】")  # the grader's prefix, unchanged
+    assert "只能引用【第23条】，其余条文与问题无关" in prompt
+    assert CITATIONS.get(final).irrelevant == [10] and "**免责声明**：" in FINAL_ANSWER.get(final)

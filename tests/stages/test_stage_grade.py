@@ -74,3 +74,63 @@ def test_an_outage_is_a_model_error_not_a_fail(fake_settings):
     _, state = grade(fake_settings, TimeoutError("slow"))
     q = QUALITY.get(state)
     assert q.verdict == "model_error" and not q.passed and "超时" in q.error
+
+
+# ------------------------------------------------------------------------------------------ the calibrated gate
+from agentic_rag.stages.grade.judge import Calibration, judge, sigmoid  # noqa: E402
+from tests.fakes.mock_model import MockScoringModel  # noqa: E402
+
+CAL = Calibration(relevance=(-1.0, 2.0), accuracy=(-2.0, 1.5, 6.0), completeness=(-4.0, 12.0, 5.0, 2.0, 3.0),
+                  relevant_threshold=0.5)
+
+
+def signals(cos=0.6, margin=0.2, lexical=0.5, exact=0.0):
+    return {"best_cosine": cos, "cosine_margin": margin, "lexical_overlap": lexical, "exact_hit": exact}
+
+
+def test_judge_combines_article_relevance_and_retrieval_signals_as_documented():
+    r = retrieval(10, 23, 45)
+    r.signals = signals()
+    q = judge(r, r.articles, [3.0, -2.0, 0.5], 32, CAL)
+    p_best = sigmoid(-1 + 2 * 3.0)
+    assert q.scores["relevance"] == round(10 * p_best, 1) == q.scores["coverage"]
+    assert q.scores["accuracy"] == round(10 * sigmoid(-2 + 1.5 * 3.0 + 6 * 0.6), 1)
+    assert q.scores["completeness"] == round(10 * sigmoid(-4 + 12 * 0.6 + 5 * 0.2 + 2 * 0.5), 1)
+    assert q.relevant == ["p#10", "p#45"] and q.article_relevance["p#23"] < 0.5
+    assert q.source == "calibrated" and q.passed == (q.total >= 32)
+
+
+def test_judge_fails_when_no_article_is_relevant_and_still_names_the_best():
+    r = retrieval(10, 23)
+    r.signals = signals(cos=0.3, margin=0.02, lexical=0.1)
+    q = judge(r, r.articles, [-3.0, -1.0], 32, CAL)
+    assert not q.passed and q.relevant == ["p#23"] and q.missing
+
+
+def test_coverage_is_the_weakest_sub_question():
+    r = retrieval(10, 23, 45, 69)
+    for a, sub in zip(r.articles, (0, 1, 0, 1)):
+        a.sub_question = sub
+    q = judge(r, r.articles, [4.0, -3.0, 0.0, -2.0], 32, CAL)
+    assert q.scores["coverage"] == round(10 * sigmoid(-1 + 2 * -2.0), 1) < q.scores["relevance"]
+
+
+def test_the_embedded_model_grades_by_scoring_one_tail_per_article(fake_settings):
+    model = MockScoringModel(diffs=[4.0, -3.0])
+    stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=model)
+    r = retrieval(10, 23)
+    r.signals = signals(cos=0.8, margin=0.3, lexical=0.8)
+    state, _ = run_agent(stage, state={USER_QUERY.key: "问题", **RETRIEVAL.delta(r)})
+    q = QUALITY.get(state)
+    assert q.source == "calibrated" and model.requests == []  # no generation, one scoring call
+    (prefix, tails), = model.scored
+    assert prefix.startswith("用户问题：问题\n\n检索到的法条：\n") and len(tails) == 2 and "是" in tails[0]
+    assert "logit" in state["raw_outputs"]["grade"]
+
+
+def test_a_scoring_failure_is_a_model_error(fake_settings):
+    model = MockScoringModel(diffs=[])
+    model.diffs = TimeoutError("slow")  # type: ignore[assignment]
+    stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=model)
+    state, _ = run_agent(stage, state={USER_QUERY.key: "问题", **RETRIEVAL.delta(retrieval(10))})
+    assert QUALITY.get(state).verdict == "model_error"

@@ -20,12 +20,12 @@ from ...safety.fence import RULE, web_block
 from ...state import (CITATIONS, FINAL_ANSWER, KB_LAW, KB_LAWS, PATH, QUALITY, RETRIEVAL, ROUTE, USER_QUERY, WEB,
                       Citations, kb_label, merge)
 from ..base import LlmStage
-from ..evidence import articles_block, prompt_articles
+from ..evidence import label, prompt_articles, shared_prefix
 from . import prompt
 from .citations import Evidence, check, note
 from .stream import VerifiedStream, tidy
 
-MAX_TOKENS = 900
+MAX_TOKENS = 600  # ~400 characters: the structure, concisely (the disclaimer is added in code)
 
 
 def evidence_of(state) -> Evidence:
@@ -49,23 +49,35 @@ def sub_questions_text(state) -> str:
         if len(subs) > 1 else ""
 
 
-def answer_prompt(state, ev: Evidence) -> str:
+def citable(state, ev: Evidence) -> str:
+    """Which articles the answer may cite: all given, or only those the grader judged relevant."""
+    if not ev.irrelevant:
+        return prompt.CITABLE_ALL
     one_law = KB_LAW.get(state) is not None
-    common = dict(question=USER_QUERY.get(state, ""), articles=articles_block(ev.articles, one_law),
-                  sub_questions=sub_questions_text(state))
+    labels = "、".join(f"【{label(a, one_law)}】" for a in ev.articles if a.id not in ev.irrelevant)
+    return prompt.CITABLE_SOME.format(labels=labels)
+
+
+def answer_prompt(state, ev: Evidence) -> str:
+    """The shared prefix (identical to the grader's: the model's cache holds it), then web results, then the task."""
+    prefix = shared_prefix(USER_QUERY.get(state, ""), ev.articles, KB_LAW.get(state) is not None)
+    task = dict(sub_questions=sub_questions_text(state), citable=citable(state, ev))
     web = WEB.get(state)
     if PATH.get(state) == "web" and web is not None:
-        return prompt.WEB.format(**common, web=web_block(web.results, 10_000), rule=RULE,
-                                 disclaimer=prompt.DISCLAIMER_WEB)
-    return prompt.LOCAL.format(**common, law=kb_label(state), disclaimer=prompt.DISCLAIMER_LOCAL)
+        return prefix + prompt.WEB.format(**task, web=web_block(web.results, 10_000), rule=RULE)
+    return prefix + prompt.LOCAL.format(**task, law=kb_label(state))
+
+
+def disclaimer(state) -> str:
+    text = prompt.DISCLAIMER_WEB if PATH.get(state) == "web" else prompt.DISCLAIMER_LOCAL
+    return prompt.DISCLAIMER.format(text=text)
 
 
 def articles_verbatim(ev: Evidence, cause: str) -> str:
     lines = [prompt.DEGRADED.format(cause=cause), ""]
     for a in ev.articles:
         lines += [f"**{a.title}**：{a.text}", ""]
-    lines.append(f"**免责声明**：{prompt.DISCLAIMER_LOCAL}")
-    return "\n".join(lines)
+    return "\n".join(lines).rstrip() + prompt.DISCLAIMER.format(text=prompt.DISCLAIMER_LOCAL)
 
 
 def not_found(state) -> str:
@@ -135,7 +147,10 @@ class AnswerStage(LlmStage):
             text = articles_verbatim(ev, "答案生成模型没有返回内容")
             yield self._final(ctx, text, check(text, ev)[1], "degraded")
             return
-        yield self._final(ctx, tidy(checked) + note(record), record, path)
+        body = tidy(checked)
+        if "免责声明" not in body:
+            body += disclaimer(ctx.session.state)
+        yield self._final(ctx, body + note(record), record, path)
 
     def _final(self, ctx: InvocationContext, text: str, record: Citations, path: str) -> Event:
         delta = merge(FINAL_ANSWER.delta(text), CITATIONS.delta(record), PATH.delta(path))

@@ -1,0 +1,38 @@
+"""The grade an API model gives in JSON: parsed leniently, validated strictly (never repaired into a pass)."""
+from __future__ import annotations
+
+from ...llm.parsing import as_score, as_str_list, parse_json_object
+from ...retrieval.refs import find_article_refs
+from ...state import DIMENSION_CN, DIMENSIONS, Article, Quality
+from .rules import failed
+
+
+def relevant_ids(value, articles: list[Article]) -> list[str]:
+    """The given articles a grader names as relevant ("第十条", "《数据安全法》第二十一条", 10)."""
+    named = {r.article for item in as_str_list(value, 10) for r in find_article_refs(f"第{item}条" if item.isdigit()
+                                                                                   else item)}
+    return [a.id for a in articles if a.article in named]
+
+
+def parse_quality(text: str | None, threshold: int, articles: list[Article] = ()) -> Quality:
+    data = parse_json_object(text)
+    if data is None:
+        return failed(threshold, "unreadable", "error", "质量评估输出无法解析")
+    scores, reasons = {}, {}
+    for dim in DIMENSIONS:
+        value = data.get(dim)
+        if isinstance(value, dict):  # {"relevance": {"score": 8, "reason": "..."}}
+            reasons[dim] = str(value.get("reason") or "")[:200]
+            value = value.get("score")
+        score = as_score(value)
+        if score is None:
+            why = "缺少" if value is None else f"无效（{str(value)[:20]}，应为 0-10）"
+            return failed(threshold, "unreadable", "error", f"质量评估的{DIMENSION_CN[dim]}分数{why}")
+        scores[dim] = score
+        reasons.setdefault(dim, str(data.get(f"{dim}_reason") or "")[:200])
+    total = round(sum(scores.values()), 1)
+    passed = total >= threshold
+    return Quality(scores=scores, reasons=reasons, total=total, threshold=threshold, passed=passed,
+                   verdict="pass" if passed else "fail", source="llm",
+                   missing="" if passed else str(data.get("missing") or "")[:200],
+                   relevant=relevant_ids(data.get("relevant"), list(articles)))

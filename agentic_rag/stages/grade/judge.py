@@ -1,0 +1,93 @@
+"""The calibrated gate: the design's four dimensions computed from evidence, not from a sampled digit.
+
+Evidence (all of it measured, none of it the model's opinion of itself):
+
+* per article, d = logit(是) − logit(否) of the embedded model asked whether the article is the legal basis for
+  the question (`llm.scoring`; CRAG-style per-document relevance), turned into a probability by Platt scaling;
+* retrieval signals (`Retrieval.signals`): the best dense cosine of the question, how much it stands out from the
+  fifth, the share of the question's words the top article has, and whether an article was looked up by number.
+
+How they combine (each dimension is a calibrated probability × 10; PASS iff the total ≥ 32, i.e. they average
+at least 0.8):
+
+* 相关性 relevance    = 10 · P(relevant | d of the best article)
+* 准确性 accuracy     = 10 · P(answerable | d of the retriever's first pick, best cosine)
+* 完整性 completeness = 10 · P(answerable | cosine, cosine margin, lexical overlap, exact lookup)
+* 覆盖面 coverage     = 10 · min over sub-questions of P(relevant | d of that sub-question's best article)
+  (= relevance for a single question)
+
+The logistic weights are fitted on a dev part of the eval sets by `eval/calibrate_gate.py` and shipped in
+`resources/gate_calibration.json` with their provenance; articles with P(relevant) ≥ the fitted threshold are
+the ones the answer may cite (at least the best one).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from ...state import DIMENSIONS, Article, Quality, Retrieval
+
+SIGNALS = ("best_cosine", "cosine_margin", "lexical_overlap", "exact_hit")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    relevance: tuple[float, float]  # intercept, weight of d
+    accuracy: tuple[float, float, float]  # intercept, weight of the top article's d, of the best cosine
+    completeness: tuple[float, ...]  # intercept, then one weight per SIGNALS entry
+    relevant_threshold: float = 0.5
+    provenance: dict = field(default_factory=dict)
+
+
+@lru_cache(maxsize=1)
+def calibration() -> Calibration:
+    data = json.loads((resources.files("agentic_rag") / "resources" / "gate_calibration.json").read_text("utf-8"))
+    return Calibration(relevance=tuple(data["relevance"]), accuracy=tuple(data["accuracy"]),
+                       completeness=tuple(data["completeness"]), relevant_threshold=data["relevant_threshold"],
+                       provenance=data.get("provenance", {}))
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
+
+
+def linear(weights: tuple[float, ...], values: list[float]) -> float:
+    return weights[0] + sum(w * v for w, v in zip(weights[1:], values))
+
+
+def article_probabilities(articles: list[Article], diffs: list[float], cal: Calibration) -> dict[str, float]:
+    return {a.id: round(sigmoid(linear(cal.relevance, [d])), 4) for a, d in zip(articles, diffs)}
+
+
+def _coverage(articles: list[Article], probs: dict[str, float]) -> float:
+    best_per_sub: dict[int | None, float] = {}
+    for a in articles:
+        best_per_sub[a.sub_question] = max(best_per_sub.get(a.sub_question, 0.0), probs[a.id])
+    return min(best_per_sub.values())
+
+
+def judge(retrieval: Retrieval, articles: list[Article], diffs: list[float], threshold: int,
+          cal: Calibration | None = None) -> Quality:
+    """The four scores from the relevance logits of `articles` and the retrieval's signals."""
+    cal = cal or calibration()
+    probs = article_probabilities(articles, diffs, cal)
+    best = max(articles, key=lambda a: probs[a.id])
+    signals = [float(retrieval.signals.get(k, 0.0)) for k in SIGNALS]
+    p = {"relevance": probs[best.id],
+         "accuracy": sigmoid(linear(cal.accuracy, [diffs[0], signals[0]])),
+         "completeness": sigmoid(linear(cal.completeness, signals)),
+         "coverage": _coverage(articles, probs)}
+    scores = {d: round(10 * p[d], 1) for d in DIMENSIONS}
+    total = round(sum(scores.values()), 1)
+    relevant = [a.id for a in articles if probs[a.id] >= cal.relevant_threshold] or [best.id]
+    reasons = {"relevance": f"最相关：{best.title}（P={probs[best.id]:.2f}）",
+               "accuracy": f"首选条文 {articles[0].title}，最高相似度 {signals[0]:.2f}",
+               "completeness": "检索信号：" + "，".join(f"{k}={v:.2f}" for k, v in zip(SIGNALS, signals)),
+               "coverage": f"各子问题最相关条文的最低 P={p['coverage']:.2f}"}
+    passed = total >= threshold
+    return Quality(scores=scores, reasons=reasons, total=total, threshold=threshold, passed=passed,
+                   verdict="pass" if passed else "fail", source="calibrated", relevant=relevant,
+                   missing="" if passed else "检索到的条文与问题的相关性不足", article_relevance=probs)

@@ -1,0 +1,26 @@
+"""Verdicts without a model, where the case is clear: nothing retrieved, an off-topic similarity, a pure lookup."""
+from __future__ import annotations
+
+from ...retrieval.analysis import is_pure_lookup
+from ...state import DIMENSIONS, Quality, Retrieval, Verdict
+
+
+def failed(threshold: int, verdict: Verdict, source: str, error: str) -> Quality:
+    return Quality(scores={d: 0.0 for d in DIMENSIONS}, total=0.0, threshold=threshold, passed=False,
+                   verdict=verdict, source=source, error=error)
+
+
+def rule_verdict(question: str, retrieval: Retrieval, threshold: int, min_vector_score: float) -> Quality | None:
+    """A verdict without the LLM when the case is clear, else None."""
+    if not retrieval.articles:
+        return failed(threshold, "fail", "rule:no_results", "未检索到任何条文")
+    best = retrieval.max_vector_score
+    if retrieval.query_type != "exact" and best is not None and best < min_vector_score:
+        return failed(threshold, "fail", "rule:low_relevance",
+                      f"检索到的条文与问题相关度过低（最高相似度 {best:.2f} < {min_vector_score:.2f}），问题可能不在知识库范围内")
+    looked_up = {a.article for a in retrieval.articles if a.pinned}
+    if retrieval.query_type == "exact" and is_pure_lookup(question) and set(retrieval.refs) <= looked_up:
+        return Quality(scores={d: 10.0 for d in DIMENSIONS}, reasons={d: "问题即为查询该条文，已直接命中" for d in DIMENSIONS},
+                       total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:exact_lookup",
+                       relevant=[a.id for a in retrieval.articles if a.pinned])
+    return None

@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--allow-malformed", action="store_true", help="skip malformed lines (each is logged)")
     p.add_argument("--keys-file", type=Path, help="LawRefBook only: JSONL of {path, article} to keep")
     p.add_argument("--national-only", action="store_true", help="LawRefBook only: drop local (DLC/) laws")
+    p.add_argument("--law", action="append", metavar="TITLE",
+                   help="LawRefBook only: keep this law (full title, e.g. 中华人民共和国劳动合同法); repeatable")
     p.add_argument("--embedding-model", default=settings.embedding_model,
                    help="embedder name or path (default: EMBEDDING_MODEL, else bge-m3, else the offline pack)")
     args = p.parse_args(argv)
@@ -40,15 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         structure = args.structure if args.corpus.resolve() == settings.corpus_path.resolve() else None
         docs = load_corpus(args.corpus, structure=structure, allow_malformed=args.allow_malformed,
-                           keys_file=args.keys_file, national_only=args.national_only)
+                           keys_file=args.keys_file, national_only=args.national_only, laws=args.law)
         embedder = load_embedder(resolve_embedder(args.embedding_model, settings.models_dir), settings.embed_batch_size)
         manifest = build_index(docs, embedder, LegalTokenizer(), args.data_dir, corpus_source=str(args.corpus),
                                corpus_file_sha256=file_sha256(args.corpus), force=args.force)
     except (CorpusError, ModelNotAvailableError, IndexError_, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"index: {manifest.doc_count} documents, embedder {manifest.embedder_id} ({manifest.embedder_dim} dims), "
-          f"in {args.data_dir / manifest.index_dir}")
+    laws = f"{len(manifest.laws)} laws" if len(manifest.laws) != 1 else manifest.laws[0]
+    print(f"index: {manifest.doc_count} documents ({laws}), embedder {manifest.embedder_id} "
+          f"({manifest.embedder_dim} dims), in {args.data_dir / manifest.index_dir}")
     return 0
 
 

@@ -42,23 +42,32 @@ def format_retrieval(result: Retrieval) -> str:
 
 
 async def run_agent(question: str) -> dict:
-    """Run the workflow once, printing each stage's progress line as it happens; return the final state."""
+    """Run the workflow once, printing each stage's progress line as it happens and the answer as it streams
+    (sentence by sentence, each checked before it is shown); return the final state."""
     from .oneshot import ask
     from .safety import redact
     from .workflow import ConditionalWorkflowAgent
 
     started = time.perf_counter()
 
+    streamed: list[str] = []
+
     def show(ev) -> None:
-        if ev.partial or ev.author == "AnswerGeneratorAgent" or not ev.content or not ev.content.parts:
-            return  # the answer is printed at the end, after the facts
-        text = (ev.content.parts[0].text or "").strip()
-        if text:
-            print(f"[{time.perf_counter() - started:6.1f}s] {ev.author}: {text.splitlines()[0][:150]}", flush=True)
+        text = (ev.content.parts[0].text or "") if ev.content and ev.content.parts else ""
+        if ev.partial and text:
+            if not streamed:
+                print(f"[{time.perf_counter() - started:6.1f}s] 回答（逐句核对后显示）：", flush=True)
+            streamed.append(text)
+            print(text, end="", flush=True)
+        elif text.strip() and ev.author != "AnswerGeneratorAgent":
+            print(f"[{time.perf_counter() - started:6.1f}s] {ev.author}: {text.strip().splitlines()[0][:150]}", flush=True)
 
     settings = get_settings()
     redact.install(settings.secrets())
-    return await ask(ConditionalWorkflowAgent(settings=settings), question, show)
+    state = await ask(ConditionalWorkflowAgent(settings=settings), question, show, stream=True)
+    if streamed:
+        print(f"\n[{time.perf_counter() - started:6.1f}s] 回答完毕", flush=True)
+    return state
 
 
 def format_outcome(state: dict) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from google.adk.agents import BaseAgent
+from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.events import Event
 from google.adk.runners import InMemoryRunner
 from google.genai import types
@@ -15,11 +16,14 @@ APP_NAME = "agentic_rag"
 
 
 async def ask(agent: BaseAgent, question: str, on_event: Callable[[Event], None] | None = None,
-              state: dict | None = None) -> dict:
+              state: dict | None = None, stream: bool = False) -> dict:
+    """The final session state; with `stream` the answer also arrives in checked partial events."""
     runner = InMemoryRunner(agent=agent, app_name=APP_NAME)
     session = await runner.session_service.create_session(app_name=APP_NAME, user_id="local", state=state or {})
     message = types.Content(role="user", parts=[types.Part(text=question)])
-    async for event in runner.run_async(user_id="local", session_id=session.id, new_message=message):
+    config = RunConfig(streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE)
+    async for event in runner.run_async(user_id="local", session_id=session.id, new_message=message,
+                                        run_config=config):
         if on_event is not None:
             on_event(event)
     session = await runner.session_service.get_session(app_name=APP_NAME, user_id="local", session_id=session.id)

@@ -29,6 +29,7 @@ from pathlib import Path
 from ..config import Settings
 from ..llm.models import ROLES, model_name
 from ..oneshot import ask
+from .retrieval import gold_keys
 from ..stages.answer import prompt as answer_prompt
 from ..stages.grade import prompt as grade_prompt
 from ..stages.rewrite import prompt as rewrite_prompt
@@ -95,6 +96,15 @@ def _append(path: Path, result: dict) -> None:
         os.fsync(f.fileno())
 
 
+def cited(citations, gold: list) -> list:
+    """What the answer cites: (law, article) pairs when the gold names laws, else article numbers."""
+    if citations is None:
+        return []
+    if gold and isinstance(gold[0], dict):
+        return citations.valid_keys + citations.invalid_keys
+    return citations.valid + citations.invalid
+
+
 def question_result(row: dict, state: dict, latency: float, config: dict) -> dict:
     """One checkpoint line: what the workflow did with one eval question (read through the state slots)."""
     quality, citations, route = QUALITY.get(state), CITATIONS.get(state), ROUTE.get(state)
@@ -106,7 +116,7 @@ def question_result(row: dict, state: dict, latency: float, config: dict) -> dic
                          for a in ATTEMPTS.get(state) or []],
             "scores": quality.scores if quality else None, "total": quality.total if quality else None,
             "grader": quality.source if quality else None,
-            "cited": citations.valid + citations.invalid if citations else [],
+            "cited": cited(citations, row["gold"]),
             "invalid_citations": citations.invalid if citations else [],
             "retrieved": retrieval.numbers() if retrieval else [],
             "llm_calls": LLM_CALLS.get(state, 0), "latency_s": round(latency, 2),
@@ -142,8 +152,9 @@ def _metrics(results: list[dict]) -> dict:
     """Pass/fail rates, citation precision/recall against gold, latency and LLM calls over one group of results."""
     in_scope = [r for r in results if r["gold"]]
     out_scope = [r for r in results if not r["gold"]]
-    precisions = [len(set(r["cited"]) & set(r["gold"])) / len(set(r["cited"])) for r in in_scope if r["cited"]]
-    recalls = [len(set(r["cited"]) & set(r["gold"])) / len(set(r["gold"])) for r in in_scope]
+    sets = [(keys(r["cited"]), gold_keys(r["gold"])) for r in in_scope]
+    precisions = [len(c & g) / len(c) for c, g in sets if c]
+    recalls = [len(c & g) / len(g) for c, g in sets]
     latencies = sorted(r["latency_s"] for r in results)
 
     def mean(xs):
@@ -161,6 +172,10 @@ def _metrics(results: list[dict]) -> dict:
         "paths": _counts(r["path"] for r in results),
         "routes": _counts(r.get("route") for r in results),
     }
+
+
+def keys(items: list) -> set:
+    return {tuple(x) if isinstance(x, list) else x for x in items}
 
 
 def _counts(values) -> dict[str, int]:

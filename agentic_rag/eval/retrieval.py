@@ -1,6 +1,7 @@
 """Retrieval evaluation of the current index on a labelled question set.
 
-Dataset format (JSONL): {"id": str, "query": str, "gold": [...], "type": str}. Gold items are article numbers
+Dataset format (JSONL): {"id": str, "query": str, "gold": [...], "type": str}. Gold items are
+``{"law": <full title as in the corpus>, "article": int}`` (several laws: matched as (law, article) pairs), article numbers
 (int, matched against each hit's article number — right for a one-law index such as the PIPL) or document ids
 (str, ``path#第X条`` — right for multi-law corpora such as LawRefBook). Questions with empty gold (out of scope,
 chit-chat) are excluded from the metrics.
@@ -48,7 +49,14 @@ def load_dataset(path: Path) -> list[dict]:
     return rows
 
 
+def gold_keys(gold: list) -> set:
+    """What a gold list names: (law, article) pairs, article numbers, or document ids."""
+    return {(g["law"], g["article"]) if isinstance(g, dict) else g for g in gold}
+
+
 def _key(article: Article, gold: list) -> object:
+    if gold and isinstance(gold[0], dict):
+        return article.law, article.article
     return article.article if gold and isinstance(gold[0], int) else article.id
 
 
@@ -65,7 +73,7 @@ def evaluate(retriever: LocalRetriever, rows: list[dict], matchers: list[str], d
             res = retriever.retrieve(row["query"], matcher=matcher, top_k_=depth, rerank=rerank)
             latencies.append((time.perf_counter() - t0) * 1000)
             ranked = [_key(a, row["gold"]) for a in res.articles]
-            m = score_ranking(ranked, set(row["gold"]))
+            m = score_ranking(ranked, gold_keys(row["gold"]))
             per_row.append(m)
             by_type[row["type"]].append(m)
         result["matchers"][name] = mean_metrics(per_row)

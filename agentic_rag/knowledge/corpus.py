@@ -171,8 +171,9 @@ def _open_text(path: Path):
 
 
 def parse_lawrefbook(path: Path, keys: set[tuple[str, str]] | None = None,
-                     national_only: bool = False) -> ParseResult:
-    """Parse the LawRefBook dump; `keys` restricts to (path, article) pairs, `national_only` drops DLC/ laws."""
+                     national_only: bool = False, laws: set[str] | None = None) -> ParseResult:
+    """Parse the LawRefBook dump; `keys` restricts to (path, article) pairs, `national_only` drops DLC/ laws,
+    `laws` keeps the named laws (full titles) only."""
     docs: list[Document] = []
     problems: list[LineProblem] = []
     with _open_text(path) as f:
@@ -189,6 +190,8 @@ def parse_lawrefbook(path: Path, keys: set[tuple[str, str]] | None = None,
                 continue
             if keys is not None and (rel, art) not in keys:
                 continue
+            if laws is not None and law not in laws:
+                continue
             if not text or not str(text).strip():
                 problems.append(LineProblem(line_no, "article has no text", line[:60]))
                 continue
@@ -200,14 +203,21 @@ def parse_lawrefbook(path: Path, keys: set[tuple[str, str]] | None = None,
 
 
 def load_corpus(path: Path, structure: Path | None = None, allow_malformed: bool = False,
-                keys_file: Path | None = None, national_only: bool = False) -> list[Document]:
+                keys_file: Path | None = None, national_only: bool = False,
+                laws: list[str] | None = None) -> list[Document]:
     """Load any supported corpus by its file name: ``*.jsonl[.gz]`` = LawRefBook, anything else = law text."""
     if path.name.endswith((".jsonl", ".jsonl.gz")):
         keys = None
         if keys_file is not None:
             with open(keys_file, encoding="utf-8") as f:
                 keys = {(r["path"], r["article"]) for r in map(json.loads, filter(str.strip, f))}
-        return parse_lawrefbook(path, keys=keys, national_only=national_only).checked(path, allow_malformed)
+        docs = parse_lawrefbook(path, keys=keys, national_only=national_only,
+                                laws=set(laws) if laws else None).checked(path, allow_malformed)
+        missing = sorted(set(laws or ()) - {d.law for d in docs})
+        if missing:
+            raise CorpusError(path, [LineProblem(0, "no article of this law in the corpus (use the full title)", m)
+                                     for m in missing])
+        return docs
     return load_law_text(path, structure=structure, allow_malformed=allow_malformed)
 
 

@@ -63,6 +63,7 @@ class Manifest(BaseModel):
     corpus_file_sha256: str | None = None
     tokenizer_version: str
     store: str = "faiss"
+    laws: list[str] = []  # the laws the knowledge base holds (full titles)
     created_at: str
 
 
@@ -145,6 +146,7 @@ def build_index(docs: list[Document], embedder, tokenizer, data_dir: Path, corpu
                                 embedder_id=embedder.model_id, embedder_dim=embedder.dim, doc_count=len(docs),
                                 corpus_sha256=corpus_hash, corpus_source=corpus_source,
                                 corpus_file_sha256=corpus_file_sha256, tokenizer_version=tokenizer.version, store=store,
+                                laws=sorted({d.law for d in docs}),
                                 created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
             os.replace(tmp, data_dir / final_name)
         except BaseException:

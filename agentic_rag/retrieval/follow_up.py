@@ -8,7 +8,8 @@ base (or would need its own retrieval).
 """
 from __future__ import annotations
 
-from ..retrieval.refs import find_article_refs, law_matches
+from .laws import resolve
+from .refs import find_article_refs
 from .types import Article
 
 SOURCES = 3  # follow only the best evidence: lower-ranked articles are often noise
@@ -22,7 +23,7 @@ def follow_ups(retriever, articles: list[Article], depth: int, limit: int = LIMI
     for level in range(1, depth + 1):
         nxt = []
         for source in frontier:
-            refs = [r for r in find_article_refs(source.text) if r.law is None or law_matches(r.law, source.law)]
+            refs = [r for r in find_article_refs(source.text) if r.law is None or resolve(r.law, [source.law])]
             for doc in retriever.lookup(refs, default_law=source.law):
                 article = retriever.article(doc, role="follow_up", search_type="follow_up",
                                             channels={"follow_up": {"from": source.id, "depth": level}})

@@ -50,6 +50,7 @@ class Retrieval(BaseModel):
     signals: dict[str, float] = Field(default_factory=dict)  # retrieval evidence for the gate (retriever._signals)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     sub_questions: list[str] = Field(default_factory=list)
+    focus_laws: list[str] = Field(default_factory=list)  # several laws: the law(s) the question names or implies
 
     @property
     def evidence(self) -> list[Article]:

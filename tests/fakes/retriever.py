@@ -41,8 +41,8 @@ class BigramEmbedder:
         return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
 
-def build_fake_index(data_dir: Path, corpus: Path = CORPUS) -> Path:
-    docs = load_corpus(corpus, structure=STRUCTURE if corpus == CORPUS else None)
+def build_fake_index(data_dir: Path, corpus: Path = CORPUS, laws: list[str] | None = None) -> Path:
+    docs = load_corpus(corpus, structure=STRUCTURE if corpus == CORPUS else None, laws=laws)
     build_index(docs, BigramEmbedder(), LegalTokenizer(), data_dir, corpus_source=str(corpus),
                 corpus_file_sha256=file_sha256(corpus))
     return data_dir

@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...retrieval.numerals import article_cn
-from ...retrieval.refs import ArticleRef, find_article_refs, iter_article_refs, law_matches
+from ...retrieval.laws import resolve
+from ...retrieval.refs import ArticleRef, find_article_refs, iter_article_refs
 from ...retrieval.types import Article
 from ...state import Citations
 
@@ -38,7 +39,7 @@ class Evidence:
         """The knowledge-base law a named law denotes; None when unnamed; False when it is another law."""
         if named is None:
             return None
-        return next((law for law in self.kb_laws if law_matches(named, law)), False)
+        return resolve(named, self.kb_laws) or False
 
 
 def _given(ev: Evidence, law: str | None, number: int) -> list[Article]:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
-from ...retrieval.refs import find_article_refs, law_matches
+from ...retrieval.laws import national_title, resolve
+from ...retrieval.refs import find_article_refs
 
 _CHITCHAT = re.compile(
     r"^(?:你好|您好|嗨|哈喽|hello|hi|在吗|早上好|晚上好|晚安|谢谢|多谢|感谢|再见|拜拜|好的|嗯)|你是谁|你叫什么|你能做什么|"
@@ -53,10 +54,10 @@ def has_legal_words(question: str) -> bool:
 
 
 def other_laws_named(question: str, kb_laws: list[str]) -> list[str]:
-    """Laws the question names (in 《》 or with an article number) that the knowledge base does not hold."""
+    """National laws the question names (in 《》, or with an article number) that the knowledge base does not hold."""
     named = {r.law for r in find_article_refs(question) if r.law}
     named |= set(re.findall(r"《([^《》]{2,40})》", question))
-    return sorted(n for n in named if not any(law_matches(n, law) for law in kb_laws))
+    return sorted(n for n in named if resolve(n, kb_laws) is None and national_title(n) is not None)
 
 
 def clauses(question: str) -> list[str]:

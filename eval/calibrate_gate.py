@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Calibrate the gate (`agentic_rag/stages/grade/judge.py`) on labelled questions, and report it out of fold.
+
+    collect  run retrieval + the embedded model's per-article relevance logits for every question (resumable JSONL:
+             eval/results/gate_features.jsonl)
+    fit      k-fold cross-validation of the logistic models → out-of-fold AUROC and PASS rates per question type
+             (eval/results/gate_calibration.json), then the final fit on all data → resources/gate_calibration.json
+
+Labels: for the PIPL knowledge base, a question is answerable (1) when it is in scope and a gold article is among
+the articles scored; out of scope (0) are the PIPL set's chit-chat and other-law questions and every question of
+the several-law set whose gold articles are not PIPL articles. In-scope questions whose gold was not retrieved
+are left out of the fit (the retry loop is for them) and reported apart. An article is relevant (1) when gold.
+
+    .venv/bin/python eval/calibrate_gate.py collect && .venv/bin/python eval/calibrate_gate.py fit
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agentic_rag.config import get_settings  # noqa: E402
+from agentic_rag.stages.grade.judge import SIGNALS, sigmoid  # noqa: E402
+
+PIPL = "中华人民共和国个人信息保护法"
+FEATURES = ROOT / "eval" / "results" / "gate_features.jsonl"
+REPORT = ROOT / "eval" / "results" / "gate_calibration.json"
+SHIPPED = ROOT / "agentic_rag" / "resources" / "gate_calibration.json"
+DATASETS = (ROOT / "eval" / "pipl_eval.jsonl", ROOT / "eval" / "multilaw_eval.jsonl")
+THRESHOLD = 32
+L2 = 1.0
+
+
+# ----------------------------------------------------------------------------------------------------- collect
+def pipl_gold(row: dict) -> list[int] | None:
+    """Gold PIPL article numbers; None when the question is about other laws only (out of scope for PIPL)."""
+    gold = row["gold"]
+    if not gold:
+        return []
+    if isinstance(gold[0], int):
+        return gold
+    numbers = [g["article"] for g in gold if g["law"] == PIPL]
+    return numbers or None
+
+
+def collect(args) -> None:
+    from agentic_rag.llm.local import LocalLlamaLlm
+    from agentic_rag.retrieval.retriever import LocalRetriever
+    from agentic_rag.stages.base import SYSTEM
+    from agentic_rag.stages.evidence import label, prompt_articles, shared_prefix
+    from agentic_rag.stages.grade.prompt import RELEVANCE_TAIL
+    from agentic_rag.retrieval.analysis import is_pure_lookup
+
+    settings = get_settings().model_copy(update={"reranker": "none"})
+    retriever = LocalRetriever.from_settings(settings)
+    model = LocalLlamaLlm(model=f"local/{settings.local_llm}", settings=settings)
+    done = {json.loads(line)["id"] for line in FEATURES.read_text().splitlines()} if FEATURES.exists() else set()
+    for path in DATASETS:
+        for row in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+            if row["id"] in done or is_pure_lookup(row["query"]):
+                continue
+            gold = pipl_gold(row)
+            result = retriever.retrieve(row["query"])
+            articles = prompt_articles(result.articles)
+            prefix = shared_prefix(row["query"], articles, one_law=True)
+            tails = [RELEVANCE_TAIL.format(label=label(a, True)) for a in articles]
+            scored = asyncio.run(model.score_tails(SYSTEM, prefix, tails))
+            line = {"id": row["id"], "set": path.stem, "type": row["type"], "gold": gold or [],
+                    "in_scope": bool(gold), "articles": [a.article for a in articles],
+                    "subs": [a.sub_question for a in articles], "diffs": scored.diffs, "signals": result.signals,
+                    "seconds": round(scored.seconds, 2), "prefix_tokens": scored.prefix_tokens}
+            with open(FEATURES, "a", encoding="utf-8") as f:
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            print(f"{row['id']:8} gold={gold} top={line['articles'][:3]} d={[round(d, 2) for d in scored.diffs]} "
+                  f"{scored.seconds:.1f}s", flush=True)
+
+
+# --------------------------------------------------------------------------------------------------------- fit
+def fit_logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """L2-regularised logistic regression by Newton's method (intercept first, not penalised)."""
+    x1 = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(x1.shape[1])
+    sample_w = np.ones(len(y)) if weights is None else weights
+    penalty = np.eye(x1.shape[1]) * L2
+    penalty[0, 0] = 0
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-np.clip(x1 @ w, -30, 30)))
+        grad = x1.T @ (sample_w * (p - y)) + penalty @ w
+        hess = x1.T @ (x1 * (sample_w * p * (1 - p))[:, None]) + penalty
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def balanced(y: np.ndarray) -> np.ndarray:
+    pos = max(1, int(y.sum()))
+    neg = max(1, len(y) - pos)
+    return np.where(y == 1, len(y) / (2 * pos), len(y) / (2 * neg))
+
+
+def labelled(rows: list[dict]) -> list[dict]:
+    """Rows with a question label: answerable (1) or out of scope (0); in-scope misses are left out."""
+    out = []
+    for r in rows:
+        hit = bool(set(r["gold"]) & set(r["articles"]))
+        if r["in_scope"] and not hit:
+            continue
+        out.append({**r, "y": int(r["in_scope"])})
+    return out
+
+
+def fit_models(rows: list[dict]) -> dict:
+    y = np.array([r["y"] for r in rows], float)
+    d_art, y_art = [], []
+    for r in rows:
+        for n, d in zip(r["articles"], r["diffs"]):
+            d_art.append([d])
+            y_art.append(1.0 if n in r["gold"] else 0.0)
+    relevance = fit_logistic(np.array(d_art), np.array(y_art), balanced(np.array(y_art)))
+    acc_x = np.array([[r["diffs"][0], r["signals"]["best_cosine"]] for r in rows])
+    comp_x = np.array([[r["signals"][k] for k in SIGNALS] for r in rows])
+    return {"relevance": relevance.round(4).tolist(),
+            "accuracy": fit_logistic(acc_x, y, balanced(y)).round(4).tolist(),
+            "completeness": fit_logistic(comp_x, y, balanced(y)).round(4).tolist()}
+
+
+def total(r: dict, m: dict) -> tuple[float, list[float]]:
+    lin = lambda w, v: w[0] + sum(a * b for a, b in zip(w[1:], v))  # noqa: E731
+    probs = [sigmoid(lin(m["relevance"], [d])) for d in r["diffs"]]
+    per_sub: dict = {}
+    for s, p in zip(r["subs"], probs):
+        per_sub[s] = max(per_sub.get(s, 0.0), p)
+    dims = [max(probs), sigmoid(lin(m["accuracy"], [r["diffs"][0], r["signals"]["best_cosine"]])),
+            sigmoid(lin(m["completeness"], [r["signals"][k] for k in SIGNALS])), min(per_sub.values())]
+    return round(sum(round(10 * p, 1) for p in dims), 1), probs
+
+
+def auroc(pos: list[float], neg: list[float]) -> float | None:
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return round(wins / (len(pos) * len(neg)), 4)
+
+
+def folds(rows: list[dict], k: int, seed: int = 13) -> list[list[dict]]:
+    """Stratified by (set, type), so that every fold holds every kind of question."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r["set"], r["type"], r["y"]), []).append(r)
+    out: list[list[dict]] = [[] for _ in range(k)]
+    rng = random.Random(seed)
+    i = 0
+    for key in sorted(groups):
+        items = groups[key][:]
+        rng.shuffle(items)
+        for r in items:
+            out[i % k].append(r)
+            i += 1
+    return out
+
+
+def citation_view(r: dict, probs: list[float], threshold: float) -> tuple[float, float]:
+    """Precision and recall of the articles judged relevant against gold (what the answer may cite)."""
+    chosen = {n for n, p in zip(r["articles"], probs) if p >= threshold} or {r["articles"][probs.index(max(probs))]}
+    gold = set(r["gold"])
+    return len(chosen & gold) / len(chosen), len(chosen & gold) / len(gold)
+
+
+def report(rows: list[dict], scored: dict[str, tuple[float, list[float]]], threshold: float) -> dict:
+    out: dict = {"auroc": auroc([scored[r["id"]][0] for r in rows if r["y"] == 1],
+                                [scored[r["id"]][0] for r in rows if r["y"] == 0])}
+    for key in sorted({(r["set"], r["type"]) for r in rows}):
+        group = [r for r in rows if (r["set"], r["type"]) == key]
+        passed = [scored[r["id"]][0] >= THRESHOLD for r in group]
+        entry = {"n": len(group), "pass_rate": round(sum(passed) / len(group), 4)}
+        answerable = [r for r in group if r["y"] == 1]
+        if answerable:
+            pr = [citation_view(r, scored[r["id"]][1], threshold) for r in answerable]
+            entry.update(relevant_precision=round(float(np.mean([p for p, _ in pr])), 4),
+                         relevant_recall=round(float(np.mean([q for _, q in pr])), 4))
+        out[f"{key[0]}/{key[1]}"] = entry
+    return out
+
+
+def fit(args) -> None:
+    rows = [json.loads(line) for line in FEATURES.read_text(encoding="utf-8").splitlines()]
+    data = labelled(rows)
+    oof: dict[str, tuple[float, list[float]]] = {}
+    for i, test in enumerate(folds(data, args.k)):
+        train = [r for j, f in enumerate(folds(data, args.k)) if j != i for r in f]
+        models = fit_models(train)
+        for r in test:
+            oof[r["id"]] = total(r, models)
+    final = fit_models(data)
+    result = {"k_folds": args.k, "n": len(data), "answerable": int(sum(r["y"] for r in data)),
+              "left_out_in_scope_misses": len(rows) - len(data), "out_of_fold": report(data, oof, args.relevant),
+              "fitted_on_all": final}
+    REPORT.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
+    SHIPPED.write_text(json.dumps({**final, "relevant_threshold": args.relevant, "provenance": {
+        "fitted": True, "by": "eval/calibrate_gate.py fit", "features": str(FEATURES.relative_to(ROOT)),
+        "n": len(data), "out_of_fold_auroc": result["out_of_fold"]["auroc"], "k_folds": args.k}},
+        ensure_ascii=False, indent=2), encoding="utf-8")
+    print(json.dumps(result, ensure_ascii=False, indent=2))
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("collect")
+    f = sub.add_parser("fit")
+    f.add_argument("--k", type=int, default=5)
+    f.add_argument("--relevant", type=float, default=0.5, help="P(relevant) from which an article may be cited")
+    a = p.parse_args()
+    collect(a) if a.command == "collect" else fit(a)

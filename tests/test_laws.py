@@ -1,0 +1,108 @@
+"""Several laws in one knowledge base: law names resolved, lookups across laws, the named law favoured, citations
+and eval gold as (law, article) pairs. Built from the real LawRefBook text of six laws, with the fast fake embedder."""
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from agentic_rag.eval.retrieval import evaluate, gold_keys
+from agentic_rag.knowledge.corpus import CorpusError, load_corpus
+from agentic_rag.retrieval.laws import laws_named, national_title, resolve
+from agentic_rag.stages.answer.citations import Evidence, check
+from tests.conftest import PROJECT_ROOT, SHARED_DATA
+
+LAWREFBOOK = SHARED_DATA / "lawrefbook" / "lawrefbook_articles.jsonl.gz"
+KB = [line for line in (PROJECT_ROOT / "eval" / "multilaw_laws.txt").read_text(encoding="utf-8").split("\n") if line]
+LABOUR, CONSUMER, PIPL, CIVIL = ("中华人民共和国劳动合同法", "中华人民共和国消费者权益保护法",
+                                 "中华人民共和国个人信息保护法", "中华人民共和国民法典")
+
+
+@pytest.mark.parametrize("named, law", [("劳动合同法", LABOUR), ("消法", CONSUMER), ("个保法", PIPL),
+                                        ("《中华人民共和国民法典》", CIVIL), ("请给出个人信息保护法", PIPL),
+                                        ("劳动法", None), ("刑法", None), ("消防法", None), ("本法", None)])
+def test_law_names_resolve_to_knowledge_base_laws_or_to_none(named, law):
+    assert resolve(named, KB) == law
+
+
+def test_another_national_law_is_recognised_as_such():
+    assert national_title("劳动法") == "中华人民共和国劳动法" and national_title("公司内部规定") is None
+
+
+def test_laws_named_anywhere_in_a_question():
+    assert laws_named("民法典和个保法对个人信息的定义一样吗", KB) == [CIVIL, PIPL]
+    assert laws_named("公司违法辞退我怎么办", KB) == []
+
+
+@pytest.fixture(scope="module")
+def multilaw(tmp_path_factory):
+    if not LAWREFBOOK.exists():
+        pytest.skip(f"{LAWREFBOOK} missing (the shared data folder)")
+    from tests.fakes.retriever import build_fake_index, fake_retriever
+
+    corpus = tmp_path_factory.mktemp("ml") / "six_laws.jsonl.gz"
+    with gzip.open(LAWREFBOOK, "rt", encoding="utf-8") as src, gzip.open(corpus, "wt", encoding="utf-8") as dst:
+        for line in src:
+            row = json.loads(line)
+            if row["law"] in KB and not row["category"].startswith("DLC/"):
+                dst.write(line)
+    data_dir = build_fake_index(tmp_path_factory.mktemp("ml_index"), corpus, laws=KB)
+    return fake_retriever(data_dir)
+
+
+def test_the_manifest_lists_the_laws_and_unknown_titles_are_refused(multilaw, tmp_path):
+    assert multilaw.index.manifest.laws == sorted(KB) and multilaw.law is None
+    with pytest.raises(CorpusError, match="劳动法"):
+        load_corpus(LAWREFBOOK, laws=[LABOUR, "劳动法"])
+
+
+@pytest.mark.parametrize("question, law, article", [("劳动合同法第十九条是什么", LABOUR, 19), ("消法第55条", CONSUMER, 55),
+                                                    ("个保法第31条怎么规定", PIPL, 31),
+                                                    ("民法典第一千零三十二条讲了什么", CIVIL, 1032)])
+def test_exact_lookup_across_laws(multilaw, question, law, article):
+    first = multilaw.retrieve(question).articles[0]
+    assert (first.law, first.article) == (law, article) and first.pinned
+
+
+def test_an_unnamed_article_number_of_many_laws_is_not_guessed(multilaw):
+    assert not any(a.pinned for a in multilaw.retrieve("第五条").articles)
+
+
+def test_the_named_law_is_favoured(multilaw):
+    result = multilaw.retrieve("劳动合同法里试用期最长可以约定多久")
+    assert result.focus_laws == [LABOUR] and {a.law for a in result.articles[:3]} == {LABOUR}
+
+
+def test_citations_are_checked_as_pairs_across_laws(multilaw):
+    result = multilaw.retrieve("消法第55条")
+    ev = Evidence(articles=result.articles, kb_laws=multilaw.laws)
+    text, rec = check("依据《消费者权益保护法》第五十五条，可以要求三倍赔偿；另见《劳动合同法》第五十五条。", ev)
+    assert rec.valid_keys == [[CONSUMER, 55]] and rec.invalid_keys == [[LABOUR, 55]] and "〔未核实的条文〕" in text
+
+
+def test_eval_gold_as_law_article_pairs(multilaw):
+    rows = [{"id": "1", "query": "消法第55条", "type": "exact", "gold": [{"law": CONSUMER, "article": 55}]},
+            {"id": "2", "query": "劳动合同法第十九条", "type": "exact", "gold": [{"law": LABOUR, "article": 19}]}]
+    assert gold_keys(rows[0]["gold"]) == {(CONSUMER, 55)}
+    result = evaluate(multilaw, rows, ["bm25"], depth=5)
+    assert result["matchers"]["bm25"]["recall@1"] == 1.0
+
+
+def test_the_agent_answers_and_cites_by_law_and_article_over_several_laws(multilaw, fake_settings):
+    from agentic_rag.state import CITATIONS, FINAL_ANSWER, KB_LAW, KB_LAWS, PATH, ROUTE
+    from agentic_rag.workflow import ConditionalWorkflowAgent
+    from tests.fakes.adk import run_agent
+    from tests.fakes.fake_llm import FakeLlm, install
+
+    grade = json.dumps(dict.fromkeys(("relevance", "completeness", "accuracy", "coverage"), 9))
+    install({"evaluator": grade, "answer": "依据《劳动合同法》第十九条，试用期最长六个月；另见《劳动合同法》第二百条。"})
+    agent = ConditionalWorkflowAgent(settings=fake_settings, retriever_factory=lambda: multilaw)
+    state, _ = run_agent(agent, "劳动合同法第十九条是什么？")
+    assert ROUTE.get(state).kind == "kb" and KB_LAW.get(state) is None and len(KB_LAWS.get(state)) == 6
+    assert PATH.get(state) == "pass" and CITATIONS.get(state).valid_keys == [[LABOUR, 19]]
+    assert CITATIONS.get(state).invalid_keys == [[LABOUR, 200]] and "〔未核实的条文〕" in FINAL_ANSWER.get(state)
+    prompt = FakeLlm.calls[-1][1]
+    assert "【《中华人民共和国劳动合同法》第十九条】" in prompt  # several laws: every article is named with its law

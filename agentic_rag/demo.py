@@ -60,7 +60,8 @@ async def run_agent(question: str) -> dict:
             streamed.append(text)
             print(text, end="", flush=True)
         elif text.strip() and ev.author != "AnswerGeneratorAgent":
-            print(f"[{time.perf_counter() - started:6.1f}s] {ev.author}: {text.strip().splitlines()[0][:150]}", flush=True)
+            line = text.strip().splitlines()[0][:150]
+            print(f"[{time.perf_counter() - started:6.1f}s] {ev.author}: {line}", flush=True)
 
     settings = get_settings()
     redact.install(settings.secrets())
@@ -74,7 +75,8 @@ def format_outcome(state: dict) -> str:
     lines = [""]
     quality = QUALITY.get(state)
     if quality:
-        lines.append(f"路径: {PATH.get(state)}   质量: " + "，".join(f"{k} {quality.scores.get(k, 0):g}" for k in DIMENSIONS)
+        scores = "，".join(f"{k} {quality.scores.get(k, 0):g}" for k in DIMENSIONS)
+        lines.append(f"路径: {PATH.get(state)}   质量: " + scores
                      + f"   总分 {quality.total:g}/40 → {quality.verdict.upper()} ({quality.source})")
     citations = CITATIONS.get(state)
     if citations:

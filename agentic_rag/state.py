@@ -154,13 +154,14 @@ CITATIONS: Slot[Citations] = Slot("citations", Citations)
 FINAL_ANSWER: Slot[str] = Slot("final_answer", str)
 TIMINGS: Slot[dict[str, float]] = Slot("timings", dict[str, float])
 LLM_CALLS: Slot[int] = Slot("llm_calls", int)
+LLM_USAGE: Slot[dict[str, int]] = Slot("llm_usage", dict[str, int])  # prompt / completion / cached tokens
 ERRORS: Slot[list[str]] = Slot("errors", list[str])
 # Raw LLM outputs, kept for inspection (never shown as chat messages).
 RAW: Slot[dict[str, str]] = Slot("raw_outputs", dict[str, str])
 
 # Written per question; cleared when the next question of the session starts.
 PER_QUESTION: tuple[Slot, ...] = (ROUTE, REWRITE, PLAN, RETRIEVAL, QUALITY, QUALITY_SCORE, QUALITY_PASSED, ATTEMPTS,
-                                  WEB, PATH, CITATIONS, FINAL_ANSWER, TIMINGS, LLM_CALLS, ERRORS, RAW)
+                                  WEB, PATH, CITATIONS, FINAL_ANSWER, TIMINGS, LLM_CALLS, LLM_USAGE, ERRORS, RAW)
 
 
 def kb_label(state: Any) -> str:

@@ -35,13 +35,14 @@ from .stages.retrieve import RetrieveStage
 from .stages.rewrite.agent import RewriteStage
 from .stages.router.agent import RouterStage
 from .stages.web import WebStage
-from .state import (ATTEMPTS, ERRORS, FINAL_ANSWER, LLM_CALLS, PATH, PER_QUESTION, PLAN, QUALITY, QUALITY_PASSED,
-                    QUALITY_SCORE, RETRIEVAL, REWRITE, ROUTE, TIMINGS, USER_QUERY, WEB, Attempt, Plan, Quality,
-                    Retrieval, merge)
+from .state import (ATTEMPTS, ERRORS, FINAL_ANSWER, LLM_CALLS, LLM_USAGE, PATH, PER_QUESTION, PLAN, QUALITY,
+                    QUALITY_PASSED, QUALITY_SCORE, RETRIEVAL, REWRITE, ROUTE, TIMINGS, USER_QUERY, WEB, Attempt,
+                    Plan, Quality, Retrieval, merge)
 from .web import make_provider
 
 log = logging.getLogger(__name__)
 
+DESCRIPTION = "法律咨询：问题路由 → 查询改写 → 混合检索 → 质量评估（自适应重试）→ 直接作答 / 网络补充"
 MIN_SECONDS_FOR_RETRY = 20.0  # a further attempt (rewrite + grade) needs at least this much of the deadline
 
 
@@ -76,7 +77,7 @@ class ConditionalWorkflowAgent(BaseAgent):
     def __init__(self, settings: Settings | None = None,
                  retriever_factory: Callable[[], LocalRetriever] | None = None,
                  models: dict[str, BaseLlm] | None = None, name: str = "ConditionalWorkflowAgent",
-                 description: str = "法律咨询：问题路由 → 查询改写 → 混合检索 → 质量评估（自适应重试）→ 直接作答 / 网络补充"):
+                 description: str = DESCRIPTION):
         settings = settings or get_settings()
         factory = retriever_factory or (lambda: get_retriever(settings))
         models = models or {}
@@ -142,7 +143,8 @@ class ConditionalWorkflowAgent(BaseAgent):
         attempts: list[Attempt] = []
         best: tuple[Quality, Retrieval] | None = None
         while True:
-            yield self._emit(ctx, PLAN.delta(plan), None if plan.attempt == 1 else f"第 {plan.attempt} 次检索：{plan.reason}")
+            note = None if plan.attempt == 1 else f"第 {plan.attempt} 次检索：{plan.reason}"
+            yield self._emit(ctx, PLAN.delta(plan), note)
             async for event in self._stage(self.retriever, ctx):
                 yield event
             async for event in self._stage(self.grader, ctx):
@@ -207,7 +209,8 @@ class ConditionalWorkflowAgent(BaseAgent):
     def _accounts(run) -> dict:
         timings = {k: round(v, 3) for k, v in run.timings.items()}
         timings["total"] = round(time.monotonic() - run.started, 3)
-        return merge(LLM_CALLS.delta(run.budget.calls), TIMINGS.delta(timings), ERRORS.delta(run.errors))
+        return merge(LLM_CALLS.delta(run.budget.calls), LLM_USAGE.delta(run.budget.usage), TIMINGS.delta(timings),
+                     ERRORS.delta(run.errors))
 
     def _emit(self, ctx: InvocationContext, delta: dict, text: str | None = None) -> Event:
         return state_event(ctx, self.name, delta, text)

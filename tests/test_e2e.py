@@ -95,14 +95,17 @@ def test_real_local_model_answers_with_retrieved_citations(pipl_settings, retrie
     from agentic_rag.oneshot import ask
     from agentic_rag.workflow import ConditionalWorkflowAgent
 
+    # time is not what this test checks: a generous deadline, so that a busy machine cannot turn it into "degraded"
     settings = pipl_settings.model_copy(update={"agentic_rag_model": f"local/{SMALL_GGUF}", "serpapi_api_key": None,
-                                                "agentic_max_retries": 0})
+                                                "agentic_max_retries": 0, "question_deadline_s": 3600,
+                                                "llm_timeout_s": 1800})
     agent = ConditionalWorkflowAgent(settings=settings, retriever_factory=lambda: retriever)
     state = asyncio.run(ask(agent, "处理敏感个人信息需要取得个人的单独同意吗？"))
     quality, retrieval, answer = QUALITY.get(state), RETRIEVAL.get(state), FINAL_ANSWER.get(state)
     assert {28, 29} & set(retrieval.numbers())
     assert set(quality.scores) == {"relevance", "completeness", "accuracy", "coverage"}
-    assert quality.source in ("llm", "error") and 0 <= quality.total <= 40
+    assert quality.source == "calibrated" and 0 <= quality.total <= 40  # the embedded model: the calibrated gate
+    assert quality.article_relevance and set(quality.article_relevance) <= {a.id for a in retrieval.articles}
     assert PATH.get(state) == ("pass" if quality.passed else "none")  # no web key: FAIL ends in the standard reply
     assert LLM_CALLS.get(state) == (3 if quality.passed else 2)  # rewrite, grade (, answer): nothing repeated
     if quality.passed:

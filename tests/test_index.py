@@ -364,7 +364,7 @@ def test_init_index_main_builds_then_skips(corpus_file, data_dir, monkeypatch, c
     args = ["--corpus", str(corpus_file), "--data-dir", str(data_dir)]
     assert init_index.main(args) == 0
     first = read_manifest(data_dir)
-    assert "index: 6 documents, embedder fake-embedder (16 dims)" in capsys.readouterr().out
+    assert "index: 6 documents (中华人民共和国个人信息保护法), embedder fake-embedder (16 dims)" in capsys.readouterr().out
     assert first.corpus_file_sha256 == file_sha256(corpus_file)
     assert first.tokenizer_version.startswith("jieba-")
     assert init_index.main(args) == 0

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from functools import lru_cache
-from pathlib import Path
 
 import pytest
 

@@ -34,7 +34,7 @@ from ..stages.answer import prompt as answer_prompt
 from ..stages.grade import prompt as grade_prompt
 from ..stages.rewrite import prompt as rewrite_prompt
 from ..stages.router import prompt as router_prompt
-from ..state import ATTEMPTS, CITATIONS, ERRORS, LLM_CALLS, PATH, QUALITY, RETRIEVAL, ROUTE, TIMINGS
+from ..state import ATTEMPTS, CITATIONS, ERRORS, LLM_CALLS, LLM_USAGE, PATH, QUALITY, RETRIEVAL, ROUTE, TIMINGS
 
 PROMPT_MODULES = (router_prompt, rewrite_prompt, grade_prompt, answer_prompt)
 
@@ -119,7 +119,8 @@ def question_result(row: dict, state: dict, latency: float, config: dict) -> dic
             "cited": cited(citations, row["gold"]),
             "invalid_citations": citations.invalid if citations else [],
             "retrieved": retrieval.numbers() if retrieval else [],
-            "llm_calls": LLM_CALLS.get(state, 0), "latency_s": round(latency, 2),
+            "llm_calls": LLM_CALLS.get(state, 0), "llm_usage": LLM_USAGE.get(state) or {},
+            "latency_s": round(latency, 2),
             "timings": TIMINGS.get(state) or {}, "errors": ERRORS.get(state) or [], "run": config,
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 

@@ -1,7 +1,8 @@
 """Retrieval evaluation of the current index on a labelled question set.
 
 Dataset format (JSONL): {"id": str, "query": str, "gold": [...], "type": str}. Gold items are
-``{"law": <full title as in the corpus>, "article": int}`` (several laws: matched as (law, article) pairs), article numbers
+``{"law": <full title as in the corpus>, "article": int}`` (several laws: matched as (law, article) pairs),
+article numbers
 (int, matched against each hit's article number — right for a one-law index such as the PIPL) or document ids
 (str, ``path#第X条`` — right for multi-law corpora such as LawRefBook). Questions with empty gold (out of scope,
 chit-chat) are excluded from the metrics.

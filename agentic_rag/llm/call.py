@@ -63,6 +63,12 @@ class Budget:
     calls: int = 0
     retries: int = 0
     seconds: dict[str, float] = field(default_factory=dict)  # per role
+    # prompt / completion / cached (prefix reused by llama.cpp) tokens over the question's calls
+    usage: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0, "cached": 0})
+
+    def count(self, prompt: int | None, completion: int | None, cached: int | None) -> None:
+        for key, value in (("prompt", prompt), ("completion", completion), ("cached", cached)):
+            self.usage[key] += value or 0
 
     @classmethod
     def starting_now(cls, seconds: float) -> Budget:
@@ -149,6 +155,8 @@ async def generate(model: BaseLlm, request: LlmRequest, *, role: str, budget: Bu
             try:
                 async for response in _stream_once(model, request, stream, timeout):
                     yielded = True
+                    if not response.partial and (u := response.usage_metadata):
+                        budget.count(u.prompt_token_count, u.candidates_token_count, u.cached_content_token_count)
                     yield response
                 return
             except Exception as e:  # noqa: BLE001 - classified, then retried or raised as ModelFailure
@@ -180,7 +188,9 @@ async def score(model: BaseLlm, system: str, prefix: str, tails: list[str], *, r
     started = time.monotonic()
     budget.calls += 1
     try:
-        return await asyncio.wait_for(scorer(system, prefix, tails), timeout)
+        scored = await asyncio.wait_for(scorer(system, prefix, tails), timeout)
+        budget.count(scored.prefix_tokens, 0, scored.reused_tokens)
+        return scored
     except Exception as e:  # noqa: BLE001 - told as a ModelFailure with its cause
         failure = classify(e)
         raise (ModelFailure("deadline") if failure.cause == "timeout" and budget.remaining() <= DEADLINE_SLACK_S

@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover
 
 from ..config import Settings, get_settings
 from ..retrieval.models import ModelNotAvailableError
-from .scoring import TailScores, yes_no_diffs
+from .scoring import TailScores, common_prefix, yes_no_diffs
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -260,6 +260,37 @@ class _Done:
     finish_reason: str | None
     prompt_tokens: int  # estimate from the chat-template overhead, see fit_to_context
     completion_tokens: int  # the answer re-tokenised
+    cached_tokens: int = 0  # prompt tokens llama.cpp reused from the previous call (prefix match)
+
+
+def _generate(loaded: _LoadedModel, messages: list[dict[str, str]], params: dict[str, Any], put,
+              stop: threading.Event) -> _Done:
+    """One streamed generation under the model's lock: deltas go to `put`; returns the usage."""
+    llama = loaded.llama
+    before = list(llama.input_ids[: llama.n_tokens])
+    msgs, max_tokens, prompt_tokens = fit_to_context(llama, messages, params["max_tokens"], loaded.n_ctx)
+    finish: str | None = None
+    text: list[str] = []
+    chunks = llama.create_chat_completion(messages=msgs, stream=True, **{**params, "max_tokens": max_tokens})
+    try:
+        for chunk in chunks:
+            if stop.is_set():
+                log.info("local LLM generation stopped early (caller went away or timed out)")
+                break
+            choice = chunk["choices"][0]
+            delta = (choice.get("delta") or {}).get("content")
+            if delta:
+                text.append(delta)
+                put(delta)
+            finish = choice.get("finish_reason") or finish
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+    completion_tokens = _count(llama, "".join(text))
+    after = llama.input_ids[: llama.n_tokens]
+    cached = min(common_prefix(before, after), max(0, len(after) - completion_tokens))
+    return _Done(finish, prompt_tokens, completion_tokens, cached)
 
 
 class LocalLlamaLlm(BaseLlm):
@@ -337,6 +368,7 @@ class LocalLlamaLlm(BaseLlm):
             else types.FinishReason.STOP,
             usage_metadata=types.GenerateContentResponseUsageMetadata(
                 prompt_token_count=done.prompt_tokens, candidates_token_count=done.completion_tokens,
+                cached_content_token_count=done.cached_tokens,
                 total_token_count=done.prompt_tokens + done.completion_tokens),
             model_version=self.model,
         )
@@ -362,31 +394,8 @@ class LocalLlamaLlm(BaseLlm):
         def work() -> None:
             try:
                 with loaded.lock:
-                    if stop.is_set():
-                        return
-                    msgs, max_tokens, prompt_tokens = fit_to_context(loaded.llama, messages, params["max_tokens"],
-                                                                     loaded.n_ctx)
-                    finish: str | None = None
-                    text: list[str] = []
-                    chunks = loaded.llama.create_chat_completion(messages=msgs, stream=True,
-                                                                 **{**params, "max_tokens": max_tokens})
-                    try:
-                        for chunk in chunks:
-                            if stop.is_set():
-                                log.info("local LLM generation stopped early (caller went away or timed out)")
-                                break
-                            choice = chunk["choices"][0]
-                            delta = (choice.get("delta") or {}).get("content")
-                            if delta:
-                                text.append(delta)
-                                put(delta)
-                            finish = choice.get("finish_reason") or finish
-                    finally:
-                        close = getattr(chunks, "close", None)
-                        if close is not None:
-                            close()
-                    completion_tokens = _count(loaded.llama, "".join(text))
-                put(_Done(finish_reason=finish, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens))
+                    if not stop.is_set():
+                        put(_generate(loaded, messages, params, put, stop))
             except BaseException as e:  # noqa: BLE001 - re-raised in the caller's task
                 put(e)
 

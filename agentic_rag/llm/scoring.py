@@ -34,7 +34,7 @@ def _tokens(llama, text: str) -> list[int]:
     return llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
 
-def _common_prefix(a, b) -> int:
+def common_prefix(a, b) -> int:
     n = 0
     for x, y in zip(a, b):
         if x != y:
@@ -50,7 +50,7 @@ def yes_no_diffs(llama, system: str, prefix: str, tails: list[str]) -> TailScore
     started = time.perf_counter()
     yes, no = _tokens(llama, "是")[0], _tokens(llama, "否")[0]
     head = _tokens(llama, CHATML_HEAD.format(system=system) + prefix)
-    reused = min(_common_prefix(llama.input_ids[: llama.n_tokens], head), len(head) - 1)
+    reused = min(common_prefix(llama.input_ids[: llama.n_tokens], head), len(head) - 1)
     llama.n_tokens = reused  # eval() drops the KV cache beyond n_tokens before it evaluates
     llama.eval(head[reused:])
     base = llama.n_tokens

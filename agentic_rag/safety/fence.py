@@ -40,6 +40,7 @@ def web_block(results: list[WebResult], snippet_chars: int) -> str:
     """The fenced block of web results for a prompt (numbered [W1], [W2] … with their URLs)."""
     lines = [BEGIN]
     for i, r in enumerate(results, start=1):
-        lines.append(f"[W{i}] {clean(r.title, 80)}（{clean_url(r.link) or '无链接'}）：{clean(r.snippet, snippet_chars)}")
+        link = clean_url(r.link) or "无链接"
+        lines.append(f"[W{i}] {clean(r.title, 80)}（{link}）：{clean(r.snippet, snippet_chars)}")
     lines.append(END)
     return "\n".join(lines)

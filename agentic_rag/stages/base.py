@@ -22,7 +22,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from ..config import Settings
 from ..llm.call import Budget, generate
-from ..llm.models import Role, make_model, question_deadline
+from ..llm.models import make_model, question_deadline
 
 # Shared by every LLM stage and put first, so that successive calls of one question share their prompt prefix
 # (llama.cpp re-evaluates only what follows the longest common prefix of consecutive prompts).

@@ -53,8 +53,8 @@ class WebStage(Stage):
                               query=query)
         remaining = self.run_of(ctx).budget.remaining()
         if remaining < MIN_SECONDS:
-            return WebOutcome(status="skipped", provider=provider.name, message="本次回答已到时间上限，未进行网络检索。",
-                              query=query)
+            return WebOutcome(status="skipped", provider=provider.name, query=query,
+                              message="本次回答已到时间上限，未进行网络检索。")
         timeout = min(self.settings.web_timeout_s, remaining - 1.0)
         outcome = await asyncio.to_thread(provider.search, query, timeout)
         return cleaned(outcome, self.settings.web_snippet_chars)

@@ -17,10 +17,12 @@ def rule_verdict(question: str, retrieval: Retrieval, threshold: int, min_vector
     best = retrieval.max_vector_score
     if retrieval.query_type != "exact" and best is not None and best < min_vector_score:
         return failed(threshold, "fail", "rule:low_relevance",
-                      f"检索到的条文与问题相关度过低（最高相似度 {best:.2f} < {min_vector_score:.2f}），问题可能不在知识库范围内")
+                      f"检索到的条文与问题相关度过低（最高相似度 {best:.2f} < {min_vector_score:.2f}），"
+                      "问题可能不在知识库范围内")
     looked_up = {a.article for a in retrieval.articles if a.pinned}
     if retrieval.query_type == "exact" and is_pure_lookup(question) and set(retrieval.refs) <= looked_up:
-        return Quality(scores={d: 10.0 for d in DIMENSIONS}, reasons={d: "问题即为查询该条文，已直接命中" for d in DIMENSIONS},
+        return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0),
+                       reasons=dict.fromkeys(DIMENSIONS, "问题即为查询该条文，已直接命中"),
                        total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:exact_lookup",
                        relevant=[a.id for a in retrieval.articles if a.pinned])
     return None

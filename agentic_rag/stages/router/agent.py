@@ -49,8 +49,8 @@ def decide(question: str, best: float | None, kb_laws: list[str], floor: float) 
                      reason=f"与知识库的相似度过低（{best:.2f} < {floor:.2f}）", signals=sig)
     if topics.outside and not topics.in_kb:
         if best is None or best < SIMILARITY_HIGH:
-            return Route(kind="out_of_kb", reason=f"问题涉及{'、'.join(topics.outside)}", topic="、".join(topics.outside),
-                         signals=sig)
+            topic = "、".join(topics.outside)
+            return Route(kind="out_of_kb", reason=f"问题涉及{topic}", topic=topic, signals=sig)
         return None
     return Route(kind="kb", reason="与知识库相关", signals=sig)
 

@@ -81,7 +81,11 @@ class Settings(BaseSettings):
     question_deadline_s: float | None = Field(
         None, gt=0, description="whole question; default 300 s with the embedded model, 90 s with API models")
 
-    # --- the gate
+    # --- the gate and the answer
+    gate_mode: Literal["auto", "json"] = Field(
+        "auto", description="auto: the calibrated gate when the model gives logits (the embedded one), else a JSON "
+                            "grade; json: always ask for a JSON grade")
+    answer_max_tokens: int = Field(600, ge=100, le=4000, description="the answer's token budget (~400 characters)")
     quality_threshold: int = Field(32, ge=0, le=40)
     min_vector_score: float = Field(
         0.22, description="best dense cosine below this → FAIL without asking the grader (off-topic). Calibrated for "

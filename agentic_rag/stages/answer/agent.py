@@ -25,8 +25,6 @@ from . import prompt
 from .citations import Evidence, check, note
 from .stream import VerifiedStream, tidy
 
-MAX_TOKENS = 600  # ~400 characters: the structure, concisely (the disclaimer is added in code)
-
 
 def evidence_of(state) -> Evidence:
     retrieval = RETRIEVAL.get(state)
@@ -126,7 +124,8 @@ class AnswerStage(LlmStage):
         yield self._final(ctx, text, check(text, ev)[1], path)
 
     async def _generate(self, ctx: InvocationContext, ev: Evidence, path: str) -> AsyncGenerator[Event, None]:
-        request = self.request(answer_prompt(ctx.session.state, ev), json=False, max_tokens=MAX_TOKENS,
+        request = self.request(answer_prompt(ctx.session.state, ev), json=False,
+                               max_tokens=self.settings.answer_max_tokens,
                                temperature=0.1)
         stream, streaming, raw = VerifiedStream(ev), self.streaming(ctx), []
         try:

@@ -54,6 +54,8 @@ class GradeStage(LlmStage):
         articles = prompt_articles(retrieval.articles)
         prefix = shared_prefix(USER_QUERY.get(state, ""), articles, one_law)
         try:
+            if self.settings.gate_mode == "json":
+                raise ScoringUnsupported("GATE_MODE=json")
             scored = await score(self._model, SYSTEM, prefix,
                                  [prompt.RELEVANCE_TAIL.format(label=label(a, one_law)) for a in articles],
                                  role=self.role, budget=self.run_of(ctx).budget, timeout_s=self.settings.llm_timeout_s)

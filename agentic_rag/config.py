@@ -97,6 +97,9 @@ class Settings(BaseSettings):
     max_attempts: int | None = Field(None, ge=1, le=5, description="legacy: total attempts (overrides the above)")
     follow_up_depth: int = Field(2, ge=0, le=3, description="how far 依照本法第X条 references are followed")
     max_sub_questions: int = Field(3, ge=1, le=5)
+    router_law_margin: float | None = Field(
+        0.05, description="a question closer (cosine) to another national law than to every law of the knowledge "
+                          "base by more than this is routed out of it; empty disables. Calibrated for EmbeddingGemma")
 
     # --- web search (FAIL path)
     web_search_provider: WebProviderName = "auto"

@@ -5,8 +5,10 @@ One function decides, from the attempts so far and the last grade:
 * stop when the grade passed, when the model failed (retrying a dead provider only burns the deadline), when the
   articles were judged off-topic by rule, when the attempts are used up, or when the last attempt retrieved the
   same articles as an earlier one (no progress);
-* otherwise switch matcher (ensemble → hybrid → bm25 → vector → gram, skipping those tried), rewrite the query
-  from what the grader said was missing, and on the third attempt also take more candidates.
+* otherwise look further: the next attempt skips the articles earlier attempts already showed the grader (so it
+  judges new candidates, not the same five again), switches matcher (ensemble → hybrid → bm25 → vector → gram,
+  skipping those tried), rewrites the query from what the grader said was missing, and on the third attempt also
+  takes more candidates.
 
 The workflow keeps the best attempt by total score, not the last.
 """
@@ -48,5 +50,7 @@ def next_plan(attempts: list[Attempt], rewrite: Rewrite, previous: Plan) -> Plan
     more = MORE_CANDIDATES if n >= 3 else 0
     why = f"换用 {matcher} 匹配" + ("，按评估意见改写查询" if rewrite.source == "retry" else "") + \
         (f"，候选增至 {previous.top_k + more}" if more else "")
+    shown = [i for a in attempts for i in a.ids if i not in a.pinned]
     return Plan(attempt=n, matcher=matcher, main_query=rewrite.main_query, variants=rewrite.variants,
-                keywords=rewrite.keywords, top_k=previous.top_k + more, reason=why)
+                keywords=rewrite.keywords, top_k=previous.top_k + more, exclude=list(dict.fromkeys(shown)),
+                reason=why + "，跳过已评估的条文")

@@ -52,6 +52,7 @@ class Plan(BaseModel):
     variants: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
     top_k: int
+    exclude: list[str] = Field(default_factory=list)  # articles earlier attempts showed: look further down
     reason: str = "first attempt"
 
 
@@ -80,6 +81,7 @@ class Attempt(BaseModel):
     query: str
     articles: list[int | None]
     ids: list[str] = Field(default_factory=list)
+    pinned: list[str] = Field(default_factory=list)  # looked up by number: kept in every attempt
     total: float
     passed: bool
     source: str

@@ -60,6 +60,7 @@ def failure_text(e: Exception) -> str:
 def attempt_record(plan: Plan, retrieval: Retrieval, quality: Quality) -> Attempt:
     return Attempt(attempt=plan.attempt, matcher=plan.matcher, query=plan.main_query,
                    articles=[a.article for a in retrieval.articles], ids=[a.id for a in retrieval.articles],
+                   pinned=[a.id for a in retrieval.articles if a.pinned],
                    total=quality.total, passed=quality.passed, source=quality.source, reason=plan.reason)
 
 

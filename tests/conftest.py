@@ -74,7 +74,8 @@ def fake_data_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def fake_settings(fake_data_dir) -> Settings:
     return Settings(_env_file=None, data_dir=fake_data_dir, models_dir=MODELS_DIR, reranker="none",
-                    min_vector_score=0.0, agentic_rag_model="fake/script", llm_max_retries=0)
+                    min_vector_score=0.0, agentic_rag_model="fake/script", llm_max_retries=0,
+                    router_law_margin=None)  # the fake embedder's law map means nothing
 
 
 @pytest.fixture(scope="session")

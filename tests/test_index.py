@@ -29,6 +29,7 @@ from agentic_rag.knowledge.index import (
 )
 from agentic_rag.retrieval.tokenizer import char_bigrams
 
+BUILD_CALLS = 2  # one encode_documents call for the articles, one for the law map
 CORPUS_LINES = (PROJECT_ROOT / "chinese_law.txt").read_text(encoding="utf-8").splitlines()[:6]
 
 
@@ -92,14 +93,15 @@ def test_build_writes_manifest_and_files(corpus_file, data_dir):
     assert manifest.corpus_source == str(corpus_file)
     assert manifest.tokenizer_version == "fake-tokenizer-1"
     assert manifest.index_dir.startswith("index-") and (data_dir / manifest.index_dir).is_dir()
-    assert sorted(Path(f).name for f in manifest.files) == ["documents.jsonl", "tokens.jsonl", "vectors.faiss"]
+    assert sorted(Path(f).name for f in manifest.files) == ["documents.jsonl", "law_vectors.npy", "laws.json", "tokens.jsonl",
+                                                                    "vectors.faiss"]
     for rel in manifest.files:
         assert rel.startswith(manifest.index_dir + "/")
         assert (data_dir / rel).is_file() and (data_dir / rel).stat().st_size > 0
     assert read_manifest(data_dir) == manifest  # what is on disk is what was returned
     assert json.loads((data_dir / MANIFEST).read_text(encoding="utf-8"))["doc_count"] == 6
     assert not list(data_dir.glob(".build-*")) and not list(data_dir.glob(".manifest*.tmp"))
-    assert embedder.calls == 1
+    assert embedder.calls == BUILD_CALLS
 
     loaded = load_index(data_dir, "fake-embedder", 16)
     assert [d.to_dict() for d in loaded.documents] == [d.to_dict() for d in docs]
@@ -112,7 +114,10 @@ def test_no_pickle_files_are_written(corpus_file, data_dir):
     manifest = _build(corpus_file, data_dir)
     everything = [p for p in data_dir.rglob("*") if p.is_file()]
     assert everything
-    assert not [p for p in everything if p.suffix in (".pkl", ".pickle", ".joblib", ".npy")]
+    assert not [p for p in everything if p.suffix in (".pkl", ".pickle", ".joblib")]
+    for p in everything:  # numpy files are plain arrays: they load with pickles refused
+        if p.suffix == ".npy":
+            assert np.load(p, allow_pickle=False).dtype == np.float32
     for rel in manifest.files:  # the non-FAISS files are JSON lines
         if rel.endswith(".jsonl"):
             lines = (data_dir / rel).read_text(encoding="utf-8").splitlines()
@@ -144,7 +149,7 @@ def test_force_rebuilds_and_removes_the_old_index_dir(corpus_file, data_dir):
     first = _build(corpus_file, data_dir)
     embedder = FakeEmbedder()
     second = _build(corpus_file, data_dir, embedder=embedder, force=True)
-    assert embedder.calls == 1
+    assert embedder.calls == BUILD_CALLS
     assert second.index_dir != first.index_dir
     assert not (data_dir / first.index_dir).exists()
     assert (data_dir / second.index_dir).is_dir()
@@ -368,6 +373,6 @@ def test_init_index_main_builds_then_skips(corpus_file, data_dir, monkeypatch, c
     assert first.corpus_file_sha256 == file_sha256(corpus_file)
     assert first.tokenizer_version.startswith("jieba-")
     assert init_index.main(args) == 0
-    assert read_manifest(data_dir).index_dir == first.index_dir and embedder.calls == 1
+    assert read_manifest(data_dir).index_dir == first.index_dir and embedder.calls == BUILD_CALLS
     assert init_index.main([*args, "--force"]) == 0
-    assert read_manifest(data_dir).index_dir != first.index_dir and embedder.calls == 2
+    assert read_manifest(data_dir).index_dir != first.index_dir and embedder.calls == 2 * BUILD_CALLS

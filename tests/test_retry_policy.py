@@ -27,7 +27,10 @@ def test_next_plan_switches_matcher_and_widens_on_the_third_attempt():
     rewrite = Rewrite(main_query="改写", source="retry")
     plan1 = first_plan(Rewrite(main_query="q"), 5)
     assert plan1.matcher == MATCHER_ORDER[0] and plan1.top_k == 5
-    plan2 = next_plan([attempt(1, ["a"])], rewrite, plan1)
+    first = attempt(1, ["a", "p"])
+    first.pinned = ["p"]
+    plan2 = next_plan([first], rewrite, plan1)
     assert plan2.matcher == "hybrid" and plan2.top_k == 5 and plan2.main_query == "改写" and "改写查询" in plan2.reason
+    assert plan2.exclude == ["a"]  # look further down; a looked-up article stays
     plan3 = next_plan([attempt(1, ["a"]), attempt(2, ["b"], "hybrid")], rewrite, plan2)
-    assert plan3.matcher == "bm25" and plan3.top_k == 8 and plan3.attempt == 3
+    assert plan3.matcher == "bm25" and plan3.top_k == 8 and plan3.attempt == 3 and plan3.exclude == ["a", "b"]

@@ -35,7 +35,8 @@ def evaluate_routing(rows: list[dict], settings: Settings) -> dict:
     for row in rows:
         route = ROUTE.get(asyncio.run(ask_stage(stage, row["query"])))
         results.append({"id": row["id"], "type": row["type"], "expected": expected_route(row, retriever.laws),
-                        "route": route.kind, "source": route.source, "sub_questions": route.sub_questions})
+                        "route": route.kind, "source": route.source, "sub_questions": route.sub_questions,
+                        "signals": route.signals})
     return {"summary": summarize(results), "questions": results}
 
 

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from tqdm import tqdm
 
 from .corpus import Document, corpus_sha256, file_sha256, iter_jsonl
+from .law_map import LawMap, load_law_map, write_law_map
 from .stores import VectorStore, store_backend
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class LoadedIndex:
     documents: list[Document]
     tokens: list[list[str]]
     store: VectorStore
+    law_map: LawMap | None = None  # absent in indexes built before it existed
 
 
 def read_manifest(data_dir: Path) -> Manifest | None:
@@ -140,7 +142,7 @@ def build_index(docs: list[Document], embedder, tokenizer, data_dir: Path, corpu
                     chunk = docs[start:start + batch]
                     vectors.add(embedder.encode_documents([d.index_text for d in chunk]))
                     bar.update(len(chunk))
-            files = [DOCS_FILE, TOKENS_FILE, *vectors.save(tmp)]
+            files = [DOCS_FILE, TOKENS_FILE, *vectors.save(tmp), *write_law_map(tmp, docs, embedder)]
             final_name = f"index-{corpus_hash[:8]}-{stamp}"
             manifest = Manifest(index_dir=final_name, files=[f"{final_name}/{f}" for f in files],
                                 embedder_id=embedder.model_id, embedder_dim=embedder.dim, doc_count=len(docs),
@@ -196,7 +198,7 @@ def load_index(data_dir: Path, embedder_id: str | None = None, embedder_dim: int
         if same_file and file_sha256(corpus_file) != manifest.corpus_file_sha256:
             log.warning("%s changed since the index was built (%s): results reflect the old text until you run "
                         "python init_index.py", corpus_file, manifest.created_at)
-    return LoadedIndex(manifest, documents, tokens, store)
+    return LoadedIndex(manifest, documents, tokens, store, load_law_map(index_dir))
 
 
 def clean_index(data_dir: Path, dry_run: bool = False) -> list[Path]:

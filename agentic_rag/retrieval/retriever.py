@@ -110,6 +110,11 @@ class LocalRetriever:
         hits = self.channels["vector"].search([QueryText("original", question)], 5, {})[0].hits
         return (hits[0][1] if hits else None), [doc for doc, _ in hits]
 
+    def nearest_laws(self, question: str) -> dict:
+        """The knowledge-base law and the other national law closest to the question (empty without a law map)."""
+        law_map = self.index.law_map
+        return law_map.nearest(self.embedder.encode_queries([question])[0]) if law_map is not None else {}
+
     def cosine(self, a: str, b: str) -> float:
         """How alike two texts are to the embedder (the router uses it to tell one ask said twice from two asks)."""
         va, vb = self.embedder.encode_queries([a, b])
@@ -118,8 +123,9 @@ class LocalRetriever:
     # ------------------------------------------------------------------ main entry
     def retrieve(self, query: str, variants: Sequence[str] = (), main_query: str | None = None,
                  keywords: Sequence[str] = (), matcher: Matcher = "ensemble", top_k_: int | None = None,
-                 rerank: bool = True) -> Retrieval:
-        """Search the index for `query` (plus the rewriter's `main_query`, `variants` and `keywords`)."""
+                 rerank: bool = True, exclude: Sequence[str] = ()) -> Retrieval:
+        """Search the index for `query` (plus the rewriter's `main_query`, `variants` and `keywords`); articles
+        whose id is in `exclude` (already judged by an earlier attempt) are skipped, looked-up ones excepted."""
         query = validate_query(query, self.settings.max_query_chars)
         if matcher not in MATCHERS:
             raise QueryError(f"unknown matcher {matcher!r}; one of {', '.join(MATCHERS)}")
@@ -130,7 +136,8 @@ class LocalRetriever:
         fused, focus = self._law_aware(weighted_rrf(lists, k=self.settings.rrf_k), query)
         pinned = self.lookup(analysis.refs)
         timings["fusion"] = (time.perf_counter() - t0) * 1000
-        rest = [h for h in fused if h.doc not in pinned]
+        skip = set(exclude)
+        rest = [h for h in fused if h.doc not in pinned and self.documents[h.doc].id not in skip]
         rerank_scores = self._rerank(query, rest, timings) if rerank else {}
         if rerank_scores:
             rest = sorted(rest[:len(rerank_scores)], key=lambda h: -rerank_scores[h.doc]) + rest[len(rerank_scores):]

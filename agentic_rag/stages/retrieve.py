@@ -70,11 +70,13 @@ class RetrieveStage(Stage):
     def _retrieve(self, question: str, plan: Plan, subs: list[str]) -> Retrieval:
         retriever = self._factory()
         if subs:
-            results = [retriever.retrieve(q, matcher=plan.matcher, top_k_=plan.top_k) for q in subs]
+            results = [retriever.retrieve(q, matcher=plan.matcher, top_k_=plan.top_k, exclude=plan.exclude)
+                       for q in subs]
             result = merge_per_question(results, subs, plan.top_k)
         else:
             result = retriever.retrieve(question, variants=plan.variants, main_query=plan.main_query,
-                                        keywords=plan.keywords, matcher=plan.matcher, top_k_=plan.top_k)
+                                        keywords=plan.keywords, matcher=plan.matcher, top_k_=plan.top_k,
+                                        exclude=plan.exclude)
         depth = self.settings.follow_up_depth if self.settings.agentic_enabled else 0
         if depth and result.articles:
             result.articles += follow_ups(retriever, result.articles, depth)

@@ -20,6 +20,7 @@ from pydantic import PrivateAttr
 
 from ...llm.call import ModelFailure
 from ...llm.parsing import parse_json_object
+from ...retrieval.laws import short
 from ...retrieval.retriever import LocalRetriever
 from ...state import KB_LAW, KB_LAWS, RAW, ROUTE, USER_QUERY, Route, merge
 from ..base import LlmStage
@@ -29,12 +30,16 @@ LOADING_NOTICE_S = 0.5  # the knowledge base is not open after this long: say so
 SIMILARITY_HIGH = 0.45  # above this, a question naming an outside topic may still be about the knowledge base
 MAX_SHARED_TOP3 = 1  # clauses whose top-3 articles share at most this many are different asks …
 SAME_ASK_COSINE = 0.85  # … unless the clauses themselves say the same thing
+
 LABEL = {"kb": "知识库问题", "multi": "多意图问题", "out_of_kb": "知识库之外的法律问题", "chitchat": "闲聊"}
 
 
-def decide(question: str, best: float | None, kb_laws: list[str], floor: float) -> Route | None:
+def decide(question: str, best: float | None, kb_laws: list[str], floor: float,
+           laws: dict | None = None, law_margin: float | None = None) -> Route | None:
     """The route the cheap signals agree on, or None when they disagree (the LLM decides then)."""
-    sig = {"best_similarity": None if best is None else round(best, 4)}
+    laws = laws or {}
+    sig = {"best_similarity": None if best is None else round(best, 4),
+           **{k: round(v, 4) if isinstance(v, float) else v for k, v in laws.items()}}
     others = signals.other_laws_named(question, kb_laws)
     if others:
         return Route(kind="out_of_kb", reason=f"问题指向知识库之外的法律：{'、'.join(others)}", topic=others[0],
@@ -47,6 +52,10 @@ def decide(question: str, best: float | None, kb_laws: list[str], floor: float) 
         legal = topics.outside or signals.has_legal_words(question)
         return Route(kind="out_of_kb" if legal else "chitchat", topic="、".join(topics.outside),
                      reason=f"与知识库的相似度过低（{best:.2f} < {floor:.2f}）", signals=sig)
+    margin = laws.get("other_cosine", 0.0) - laws.get("kb_cosine", 1.0)
+    if law_margin is not None and margin > law_margin:
+        other = short(laws["other_law"])
+        return Route(kind="out_of_kb", reason=f"问题更接近《{other}》（相似度差 {margin:.2f}）", topic=other, signals=sig)
     if topics.outside and not topics.in_kb:
         if best is None or best < SIMILARITY_HIGH:
             topic = "、".join(topics.outside)
@@ -84,7 +93,9 @@ class RouterStage(LlmStage):
         if not self.settings.agentic_enabled:
             return Route(kind="kb", source="off", reason="路由已关闭（AGENTIC_ENABLED=false）"), ""
         best, _ = await asyncio.to_thread(retriever.similarity, question)
-        route = decide(question, best, retriever.laws, self.settings.min_vector_score)
+        laws = await asyncio.to_thread(retriever.nearest_laws, question)
+        route = decide(question, best, retriever.laws, self.settings.min_vector_score, laws,
+                       self.settings.router_law_margin)
         raw = ""
         if route is None:
             route, raw = await self._ask(ctx, question, retriever.laws, best)

@@ -44,9 +44,12 @@ def topics(question: str, kb_laws: list[str]) -> Topics:
     return found
 
 
+CHITCHAT_MAX_CHARS = 16  # a longer question that mentions 音乐 or 电影 is about something (音乐App的数据 …)
+
+
 def is_chitchat(question: str) -> bool:
     q = question.strip()
-    return bool(_CHITCHAT.search(q)) and not _LEGAL.search(q)
+    return len(q) <= CHITCHAT_MAX_CHARS and bool(_CHITCHAT.search(q)) and not _LEGAL.search(q)
 
 
 def has_legal_words(question: str) -> bool:

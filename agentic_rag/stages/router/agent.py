@@ -52,7 +52,9 @@ def decide(question: str, best: float | None, kb_laws: list[str], floor: float,
         legal = topics.outside or signals.has_legal_words(question)
         return Route(kind="out_of_kb" if legal else "chitchat", topic="、".join(topics.outside),
                      reason=f"与知识库的相似度过低（{best:.2f} < {floor:.2f}）", signals=sig)
-    margin = laws.get("other_cosine", 0.0) - laws.get("kb_cosine", 1.0)
+    # another law's title + first articles vs the knowledge base's best article (law-level entries of the
+    # knowledge base's own laws are too coarse: on the PIPL set they put in-scope questions nearer other laws)
+    margin = laws.get("other_cosine", 0.0) - (best if best is not None else 1.0)
     if law_margin is not None and margin > law_margin:
         other = short(laws["other_law"])
         return Route(kind="out_of_kb", reason=f"问题更接近《{other}》（相似度差 {margin:.2f}）", topic=other, signals=sig)

@@ -51,6 +51,30 @@ def pipl_gold(row: dict) -> list[int] | None:
     return numbers or None
 
 
+def article_features(articles) -> dict:
+    """Per-article retrieval evidence: the dense cosine (best over the query texts) and the fused score."""
+    return {"cosines": [float(a.channels.get("vector", {}).get("score", 0.0)) for a in articles],
+            "rrf": [a.rrf_score for a in articles]}
+
+
+def backfill(rows: list[dict]) -> None:
+    """Rows collected before the per-article features existed get them from the (deterministic) retrieval."""
+    missing = [r for r in rows if "cosines" not in r]
+    if not missing:
+        return
+    from agentic_rag.retrieval.retriever import LocalRetriever
+    from agentic_rag.stages.evidence import prompt_articles
+
+    questions = {row["id"]: row["query"] for path in DATASETS
+                 for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    retriever = LocalRetriever.from_settings(get_settings().model_copy(update={"reranker": "none"}))
+    for r in missing:
+        articles = prompt_articles(retriever.retrieve(questions[r["id"]]).articles)
+        assert [a.article for a in articles] == r["articles"], r["id"]
+        r.update(article_features(articles))
+    FEATURES.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
 def collect(args) -> None:
     from agentic_rag.llm.local import LocalLlamaLlm
     from agentic_rag.retrieval.retriever import LocalRetriever
@@ -76,6 +100,7 @@ def collect(args) -> None:
             line = {"id": row["id"], "set": path.stem, "type": row["type"], "gold": gold or [],
                     "in_scope": bool(gold), "articles": [a.article for a in articles],
                     "subs": [a.sub_question for a in articles], "diffs": scored.diffs, "signals": result.signals,
+                    **article_features(articles),
                     "seconds": round(scored.seconds, 2), "prefix_tokens": scored.prefix_tokens}
             with open(FEATURES, "a", encoding="utf-8") as f:
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -123,8 +148,8 @@ def fit_models(rows: list[dict]) -> dict:
     y = np.array([r["y"] for r in rows], float)
     d_art, y_art = [], []
     for r in rows:
-        for n, d in zip(r["articles"], r["diffs"]):
-            d_art.append([d])
+        for i, (n, d, cos) in enumerate(zip(r["articles"], r["diffs"], r["cosines"])):
+            d_art.append([d, 1.0 / (i + 1), cos])
             y_art.append(1.0 if n in r["gold"] else 0.0)
     relevance = fit_logistic(np.array(d_art), np.array(y_art), balanced(np.array(y_art)))
     acc_x = np.array([[r["diffs"][0], r["signals"]["best_cosine"]] for r in rows])
@@ -136,7 +161,8 @@ def fit_models(rows: list[dict]) -> dict:
 
 def total(r: dict, m: dict) -> tuple[float, list[float]]:
     lin = lambda w, v: w[0] + sum(a * b for a, b in zip(w[1:], v))  # noqa: E731
-    probs = [sigmoid(lin(m["relevance"], [d])) for d in r["diffs"]]
+    probs = [sigmoid(lin(m["relevance"], [d, 1.0 / (i + 1), cos]))
+             for i, (d, cos) in enumerate(zip(r["diffs"], r["cosines"]))]
     per_sub: dict = {}
     for s, p in zip(r["subs"], probs):
         per_sub[s] = max(per_sub.get(s, 0.0), p)
@@ -194,6 +220,7 @@ def report(rows: list[dict], scored: dict[str, tuple[float, list[float]]], thres
 
 def fit(args) -> None:
     rows = [json.loads(line) for line in FEATURES.read_text(encoding="utf-8").splitlines()]
+    backfill(rows)
     data = labelled(rows)
     oof: dict[str, tuple[float, list[float]]] = {}
     for i, test in enumerate(folds(data, args.k)):

@@ -3,17 +3,20 @@
 Evidence (all of it measured, none of it the model's opinion of itself):
 
 * per article, d = logit(是) − logit(否) of the embedded model asked whether the article is the legal basis for
-  the question (`llm.scoring`; CRAG-style per-document relevance), turned into a probability by Platt scaling;
+  the question (`llm.scoring`; CRAG-style per-document relevance), combined with the article's place in the
+  ranking and its dense cosine into P(relevant) — the small model alone ranks worse than retrieval (on the PIPL
+  set its best-scored article was gold 19 times in 40, the retriever's first 28), so its logit is one piece of
+  evidence among three;
 * retrieval signals (`Retrieval.signals`): the best dense cosine of the question, how much it stands out from the
   fifth, the share of the question's words the top article has, and whether an article was looked up by number.
 
 How they combine (each dimension is a calibrated probability × 10; PASS iff the total ≥ 32, i.e. they average
 at least 0.8):
 
-* 相关性 relevance    = 10 · P(relevant | d of the best article)
+* 相关性 relevance    = 10 · max over articles of P(relevant | d, 1/rank, cosine)
 * 准确性 accuracy     = 10 · P(answerable | d of the retriever's first pick, best cosine)
 * 完整性 completeness = 10 · P(answerable | cosine, cosine margin, lexical overlap, exact lookup)
-* 覆盖面 coverage     = 10 · min over sub-questions of P(relevant | d of that sub-question's best article)
+* 覆盖面 coverage     = 10 · min over sub-questions of the best P(relevant) among that sub-question's articles
   (= relevance for a single question)
 
 The logistic weights are fitted on a dev part of the eval sets by `eval/calibrate_gate.py` and shipped in
@@ -35,7 +38,7 @@ SIGNALS = ("best_cosine", "cosine_margin", "lexical_overlap", "exact_hit")
 
 @dataclass(frozen=True)
 class Calibration:
-    relevance: tuple[float, float]  # intercept, weight of d
+    relevance: tuple[float, ...]  # intercept, weights of d, 1 / (rank + 1), the article's dense cosine
     accuracy: tuple[float, float, float]  # intercept, weight of the top article's d, of the best cosine
     completeness: tuple[float, ...]  # intercept, then one weight per SIGNALS entry
     relevant_threshold: float = 0.5
@@ -58,8 +61,13 @@ def linear(weights: tuple[float, ...], values: list[float]) -> float:
     return weights[0] + sum(w * v for w, v in zip(weights[1:], values))
 
 
+def article_evidence(article: Article, rank: int, d: float) -> list[float]:
+    return [d, 1.0 / (rank + 1), float(article.channels.get("vector", {}).get("score", 0.0))]
+
+
 def article_probabilities(articles: list[Article], diffs: list[float], cal: Calibration) -> dict[str, float]:
-    return {a.id: round(sigmoid(linear(cal.relevance, [d])), 4) for a, d in zip(articles, diffs)}
+    return {a.id: round(sigmoid(linear(cal.relevance, article_evidence(a, i, d))), 4)
+            for i, (a, d) in enumerate(zip(articles, diffs))}
 
 
 def _coverage(articles: list[Article], probs: dict[str, float]) -> float:

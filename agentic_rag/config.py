@@ -56,6 +56,15 @@ class Settings(BaseSettings):
     embed_batch_size: int = 16
     embed_threads: int = Field(1, ge=1, description="torch threads for query embedding (1 is fastest for one "
                                                     "short query on 2 busy cores: bench/results/bench.json)")
+    embed_max_seq_length: int | None = Field(
+        None, ge=8, description="sentence-transformers models: tokens per text (default: the model's own); part of "
+                                "the index's embedder id")
+    embed_truncate_dim: int | None = Field(
+        None, ge=8, description="Matryoshka: keep the first N dimensions, renormalised (EmbeddingGemma: 512/256/128); "
+                                "part of the index's embedder id")
+    embed_quantize: Literal["none", "int8"] = Field(
+        "none", description="int8: torch dynamic quantisation of the embedder's Linear layers (CPU)")
+    embed_chunk_size: int = Field(1024, ge=1, description="index build: documents per resumable checkpoint")
 
     # --- retrieval
     bm25_backend: Literal["sparse", "rank_bm25"] = "sparse"

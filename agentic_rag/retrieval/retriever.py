@@ -19,9 +19,8 @@ from ..knowledge.index import LoadedIndex, load_index
 from .analysis import QueryAnalysis, analyze_query
 from .bm25 import make_bm25
 from .channels import MATCHERS, QUERY_WEIGHTS, Bm25Channel, Channel, DenseChannel, GramChannel, Matcher, QueryText
-from .embedder import Embedder, load_embedder
+from .embedder import Embedder, embedder_from_settings
 from .fusion import CHANNEL_WEIGHTS, FusedHit, RankedList, weighted_rrf
-from .models import resolve_embedder
 from .refs import ArticleRef, law_matches
 from .rerank import Reranker, make_reranker
 from .tokenizer import LegalTokenizer
@@ -70,8 +69,7 @@ class LocalRetriever:
     def from_settings(cls, settings: Settings | None = None) -> LocalRetriever:
         """Resolve the models and load the index named by the settings (errors say how to fix them)."""
         settings = settings or get_settings()
-        resolved = resolve_embedder(settings.embedding_model, settings.models_dir)
-        embedder = load_embedder(resolved, settings.embed_batch_size, settings.embed_threads)
+        embedder = embedder_from_settings(settings)
         index = load_index(settings.data_dir, embedder.model_id, embedder.dim, corpus_file=settings.corpus_path)
         return cls(index, embedder, LegalTokenizer(), make_reranker(settings), settings)
 

@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     rrf_k: int = Field(60, ge=1)
     top_k: int = Field(5, ge=1, le=50)
     channel_candidates: int = Field(30, ge=1, description="hits taken from each channel before fusion")
+    fusion_weights: dict[str, dict[str, float]] | None = Field(
+        None, description='per query type channel weights, JSON: {"semantic": {"vector": 1, "bm25": 0.2, "gram": 0.1}, '
+                          '...}; types left out keep fusion.CHANNEL_WEIGHTS (chosen by cross-validation on PIPL)')
     rerank_top_n: int = Field(10, ge=1)
     max_query_chars: int = Field(1000, ge=10, description="longer questions are rejected with a clear message")
 

@@ -141,7 +141,8 @@ class LocalRetriever:
               timings: dict[str, float]) -> tuple[list[RankedList], float | None]:
         names = MATCHERS[matcher]
         # A single-channel matcher ranks by that channel alone, even one the query type gives no weight in a fusion.
-        weights = CHANNEL_WEIGHTS[analysis.type] if len(names) > 1 else dict.fromkeys(names, 1.0)
+        table = {**CHANNEL_WEIGHTS, **(self.settings.fusion_weights or {})}
+        weights = {**CHANNEL_WEIGHTS[analysis.type], **table[analysis.type]} if len(names) > 1 else dict.fromkeys(names, 1.0)
         lists: list[RankedList] = []
         max_cos = None
         for name in names:

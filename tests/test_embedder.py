@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agentic_rag.config import Settings
-from agentic_rag.retrieval.embedder import E5Embedder, Embedder, embedder_from_settings, load_embedder, variant_id
+from agentic_rag.retrieval.embedder import E5Embedder, Embedder, embedder_from_settings, load_embedder, parse_variant_id, variant_id
 from agentic_rag.retrieval.models import ResolvedModel, resolve_embedder
 
 CHARS = "个人信息处理者同意未成年人儿童孩子父母监护删除保护法条规定敏感的是我要吗岁收集应当取得单独书面公司手机号码卖给别合，。？"
@@ -45,6 +45,8 @@ def test_variant_id_names_every_option():
     assert variant_id("g", truncate_dim=128) == "g@dim128"
     assert variant_id("g", 128, 256, "int8") == "g@seq128-dim256-int8"
     assert variant_id("g", None, None, "none") == "g"
+    for args in [(None, None, None), (256, None, None), (None, 128, None), (128, 256, "int8")]:
+        assert parse_variant_id(variant_id("embeddinggemma-300m", *args)) == ("embeddinggemma-300m", *args)
 
 
 def test_full_model_vectors_are_normalised(tiny_st):

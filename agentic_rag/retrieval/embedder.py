@@ -47,6 +47,20 @@ def variant_id(base: str, max_seq_length: int | None = None, truncate_dim: int |
     return f"{base}@{suffix}" if suffix else base
 
 
+def parse_variant_id(model_id: str) -> tuple[str, int | None, int | None, str | None]:
+    """The inverse of `variant_id`: (base, max_seq_length, truncate_dim, quantize)."""
+    base, _, suffix = model_id.partition("@")
+    seq = dim = quant = None
+    for part in filter(None, suffix.split("-")):
+        if part.startswith("seq") and part[3:].isdigit():
+            seq = int(part[3:])
+        elif part.startswith("dim") and part[3:].isdigit():
+            dim = int(part[3:])
+        else:
+            quant = part
+    return base, seq, dim, quant
+
+
 def _l2(vecs: np.ndarray) -> np.ndarray:
     vecs = np.ascontiguousarray(vecs, dtype=np.float32)
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)

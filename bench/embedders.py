@@ -40,9 +40,20 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (MODELS_DIR, RESULTS_DIR, Timer, load_national, load_stard, load_subset_keys,  # noqa: E402
-                     loadavg, log, peak_rss_mb, spread, table)
-from stard import DEPTH, _mean, _metrics, encode_cached, naive_tokenize, run_dense  # noqa: E402
+from _common import (
+    MODELS_DIR,
+    RESULTS_DIR,
+    Timer,
+    load_national,
+    load_stard,
+    load_subset_keys,
+    loadavg,
+    log,
+    peak_rss_mb,
+    spread,
+    table,
+)
+from stard import DEPTH, _mean, _metrics, encode_cached, naive_tokenize, run_dense
 
 N_NATIONAL = 64_665
 CANDIDATES: dict[str, dict] = {
@@ -160,7 +171,7 @@ def vectors_for(name: str, texts: list[str], kind: str, cache_dir: Path, e5_inde
 
 
 def evaluate(name: str, emb, doc_vecs, q_vecs, docs, ids, questions, rankings, legal_tokens, tokenizer) -> dict:
-    from stard import CachedQueryEmbedder  # noqa: F401  (run_dense builds it)
+    from stard import CachedQueryEmbedder
 
     class _Named:  # run_dense reads model_id/dim and encodes queries only through the cache
         def __init__(self):

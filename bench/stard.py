@@ -49,6 +49,10 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (MODELS_DIR, RESULTS_DIR, Timer, load_national, load_stard, load_subset_keys,  # noqa: E402
@@ -287,9 +291,9 @@ def prepare_index_dense(args, national, questions) -> dict:
     """Document vectors of every national article from a built index (rows matched by document id)."""
     import numpy as np
 
+    from agentic_rag.knowledge.corpus import Document, iter_jsonl
     from agentic_rag.knowledge.index import read_manifest
     from agentic_rag.knowledge.stores import store_backend
-    from agentic_rag.knowledge.corpus import Document, iter_jsonl
     from agentic_rag.retrieval.embedder import load_embedder, parse_variant_id
     from agentic_rag.retrieval.models import resolve_embedder
 
@@ -327,7 +331,7 @@ def _objective(m: dict[str, float]) -> float:
     return m["recall@100"] + m["mrr@10"]
 
 
-def replay_fusions(rankings, ids, questions, combos) -> "np.ndarray":
+def replay_fusions(rankings, ids, questions, combos) -> np.ndarray:
     """(n_combos, n_questions, 3) recall@10 / recall@100 / MRR@10 of weighted_rrf(dense, bm25, gram) per weight combo.
 
     weighted_rrf for every combo at once: a document's score is sum_ch w_ch / (60 + rank_ch); lists with weight 0

@@ -11,7 +11,7 @@ from agentic_rag.config import PROJECT_ROOT
 from agentic_rag.retrieval.fusion import RankedList, weighted_rrf
 
 sys.path.insert(0, str(PROJECT_ROOT / "bench"))
-import stard  # noqa: E402
+import stard
 
 
 def _synthetic(n_docs=300, n_q=60, seed=0):
@@ -20,7 +20,7 @@ def _synthetic(n_docs=300, n_q=60, seed=0):
     questions = [{"gold": {f"d{rng.randrange(n_docs)}", f"d{rng.randrange(n_docs)}"}} for _ in range(n_q)]
 
     def rank(q, noise):
-        g = int(sorted(q["gold"])[0][1:])
+        g = int(min(q["gold"])[1:])
         r = [x for x in rng.sample(range(n_docs), 120) if x != g]
         r.insert(min(int(rng.expovariate(1 / noise)), 99), g)
         return r[:100]

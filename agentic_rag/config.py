@@ -56,12 +56,24 @@ class Settings(BaseSettings):
     embed_batch_size: int = 16
     embed_threads: int = Field(1, ge=1, description="torch threads for query embedding (1 is fastest for one "
                                                     "short query on 2 busy cores: bench/results/bench.json)")
+    embed_max_seq_length: int | None = Field(
+        None, ge=8, description="sentence-transformers models: tokens per text (default: the model's own); part of "
+                                "the index's embedder id")
+    embed_truncate_dim: int | None = Field(
+        None, ge=8, description="Matryoshka: keep the first N dimensions, renormalised (EmbeddingGemma: 512/256/128); "
+                                "part of the index's embedder id")
+    embed_quantize: Literal["none", "int8"] = Field(
+        "none", description="int8: torch dynamic quantisation of the embedder's Linear layers (CPU)")
+    embed_chunk_size: int = Field(1024, ge=1, description="index build: documents per resumable checkpoint")
 
     # --- retrieval
     bm25_backend: Literal["sparse", "rank_bm25"] = "sparse"
     rrf_k: int = Field(60, ge=1)
     top_k: int = Field(5, ge=1, le=50)
     channel_candidates: int = Field(30, ge=1, description="hits taken from each channel before fusion")
+    fusion_weights: dict[str, dict[str, float]] | None = Field(
+        None, description='per query type channel weights, JSON: {"semantic": {"vector": 1, "bm25": 0.2, "gram": 0.1}, '
+                          '...}; types left out keep fusion.CHANNEL_WEIGHTS (chosen by cross-validation on PIPL)')
     rerank_top_n: int = Field(10, ge=1)
     max_query_chars: int = Field(1000, ge=10, description="longer questions are rejected with a clear message")
 

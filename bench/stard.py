@@ -16,12 +16,17 @@ Matchers:
                      Document.keyword_text, SparseBM25 (lucene idf), queries via expand_query (colloquial terms)
   bm25_okapi         the same tokens with okapi idf (separates the tokenizer's effect from the idf's)
   gram               the project's character 2-gram BM25 channel
-  --dense, subset only:
-  dense              EmbeddingGemma (agentic_rag.retrieval.embedder) over Document.index_text (《law》第X条：text), FAISS IndexFlatIP
+  --dense (subset only) or --index-dir DIR (both sets: the vectors of a national index built by init_index.py):
+  dense              the embedder (EmbeddingGemma with --dense; the index's embedder with --index-dir) over
+                     Document.index_text (《law》第X条：text), FAISS IndexFlatIP
   rrf_naive_dense    RRF k=60, equal weights, bm25_naive + dense (the baselines note's hybrid)
   rrf_bm25_dense     RRF k=60, equal weights, bm25 + dense
   retriever_hybrid   LocalRetriever matcher="hybrid" (per-query-type weighted RRF, article lookup), 100 candidates/channel
   retriever_ensemble LocalRetriever matcher="ensemble" (vector + bm25 + gram)
+  fused_cv           weighted RRF of dense + bm25 + gram with weights chosen by k-fold cross-validation over the
+                     questions (--folds): each fold's weights are chosen on the other folds among a grid that
+                     includes every single channel alone, and the numbers are out-of-fold (the chosen weights per
+                     fold and the per-fold comparison with the best single channel are in the JSON, "cv")
 
 Document vectors are cached under bench/results/ (.npy, keyed by model and corpus hash, with a resumable
 .partial.npy while encoding), so a rerun costs nothing; query vectors likewise.
@@ -29,7 +34,8 @@ Document vectors are cached under bench/results/ (.npy, keyed by model and corpu
 Metrics: Recall@10, Recall@100, MRR@10 (agentic_rag.eval.metrics), compared with the naive floors of
 ../shared/notes/retrieval-baselines.md and STARD's published best Recall@100 (0.907, on STARD's own 55k corpus).
 
-  nice -n 10 .venv/bin/python bench/stard.py [--dense] [--limit N] [--json bench/results/stard_bm25.json]
+  nice -n 10 .venv/bin/python bench/stard.py [--dense | --index-dir data/national-e5] [--limit N] \
+      [--json bench/results/stard_bm25.json]
 
 A table goes to stderr; the last line on stdout is one JSON object.
 """
@@ -43,6 +49,10 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (MODELS_DIR, RESULTS_DIR, Timer, load_national, load_stard, load_subset_keys,  # noqa: E402
@@ -200,7 +210,10 @@ def run(args) -> dict:
     q_gram = [char_bigrams(q["query"]) for q in questions]
 
     dense_data = None
-    if args.dense:
+    if args.index_dir:
+        dense_data = prepare_index_dense(args, national, questions)
+        result["dense"] = dense_data["info"]
+    elif args.dense:
         dense_data = prepare_dense(args, national, subset_idx, questions)
         result["dense"] = dense_data["info"]
 
@@ -237,8 +250,13 @@ def run(args) -> dict:
                 f"(build {info['build_s'][name]} s, p50 {info['matchers'][name]['latency']['p50_ms']} ms)")
             del scorer
 
-        if dense_data is not None and set_name == "subset":
+        if dense_data is not None and "national_vecs" in dense_data:
+            run_dense(info, rankings, docs, ids, questions, {**dense_data, "doc_vecs": dense_data["national_vecs"][idx]},
+                      legal_tokens, idx, tokenizer)
+        elif dense_data is not None and set_name == "subset":
             run_dense(info, rankings, docs, ids, questions, dense_data, legal_tokens, idx, tokenizer)
+        if args.folds and "dense" in rankings:
+            cv_fusion(info, rankings, ids, questions, args.folds)
         result["sets"][set_name] = info
 
     result["timings_s"]["total"] = round(time.perf_counter() - t_start, 1)
@@ -267,6 +285,124 @@ def prepare_dense(args, national, subset_idx, questions) -> dict:
     q_texts = [q["query"] for q in questions]
     q_vecs, info["queries"] = encode_cached(embedder, q_texts, "queries", cache_dir, chunk=256)
     return {"embedder": embedder, "doc_vecs": doc_vecs, "q_vecs": q_vecs, "info": info}
+
+
+def prepare_index_dense(args, national, questions) -> dict:
+    """Document vectors of every national article from a built index (rows matched by document id)."""
+    import numpy as np
+
+    from agentic_rag.knowledge.corpus import Document, iter_jsonl
+    from agentic_rag.knowledge.index import read_manifest
+    from agentic_rag.knowledge.stores import store_backend
+    from agentic_rag.retrieval.embedder import load_embedder, parse_variant_id
+    from agentic_rag.retrieval.models import resolve_embedder
+
+    manifest = read_manifest(args.index_dir)
+    if manifest is None:
+        raise SystemExit(f"no index in {args.index_dir}: build it with init_index.py --national-only first")
+    base, seq, dim, quant = parse_variant_id(manifest.embedder_id)
+    embedder = load_embedder(resolve_embedder(base, MODELS_DIR), 16, None, seq, dim, quant)
+    index_dir = args.index_dir / manifest.index_dir
+    row = {Document.from_dict(r).id: i for i, r in enumerate(iter_jsonl(index_dir / "documents.jsonl"))}
+    missing = [d.id for d in national if d.id not in row]
+    if missing:
+        raise SystemExit(f"{len(missing)} national articles are not in the index {args.index_dir} (e.g. {missing[:3]})")
+    store = store_backend(manifest.store).load(index_dir)
+    with Timer() as t:
+        all_vecs = store.vectors(list(range(len(store))))
+    national_vecs = np.ascontiguousarray(all_vecs[[row[d.id] for d in national]], dtype=np.float32)
+    info = {"model_id": manifest.embedder_id, "dim": manifest.embedder_dim, "index_dir": str(args.index_dir),
+            "index_created_at": manifest.created_at, "index_doc_count": manifest.doc_count,
+            "read_vectors_s": round(t.s, 1), "doc_text": "Document.index_text = 《law》第X条：text"}
+    cache_dir = Path(args.cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    q_vecs, info["queries"] = encode_cached(embedder, [q["query"] for q in questions], "queries", cache_dir, chunk=256)
+    log(f"dense: {len(national)} national vectors from {args.index_dir} ({manifest.embedder_id})")
+    return {"embedder": embedder, "national_vecs": national_vecs, "q_vecs": q_vecs, "info": info}
+
+
+# ---------------------------------------------------------------------------------------------- fusion by CV
+CV_GRID = [0.0, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5]
+CV_CHANNELS = ("dense", "bm25", "gram")
+
+
+def _objective(m: dict[str, float]) -> float:
+    """What the weights are chosen by: the two STARD targets, equally."""
+    return m["recall@100"] + m["mrr@10"]
+
+
+def replay_fusions(rankings, ids, questions, combos) -> np.ndarray:
+    """(n_combos, n_questions, 3) recall@10 / recall@100 / MRR@10 of weighted_rrf(dense, bm25, gram) per weight combo.
+
+    weighted_rrf for every combo at once: a document's score is sum_ch w_ch / (60 + rank_ch); lists with weight 0
+    are skipped (a document only they hold is not ranked); ties go to the lower document index."""
+    import numpy as np
+
+    weights = np.array(combos, dtype=float)
+    per_combo = np.zeros((len(combos), len(questions), 3))
+    for qi, q in enumerate(questions):
+        union = sorted({d for ch in CV_CHANNELS for d in rankings[ch][qi]})
+        pos = {d: j for j, d in enumerate(union)}
+        contrib = np.zeros((3, len(union)))
+        present = np.zeros((3, len(union)), bool)
+        for c, ch in enumerate(CV_CHANNELS):
+            for rank, d in enumerate(rankings[ch][qi], start=1):
+                if not present[c, pos[d]]:
+                    contrib[c, pos[d]] = 1.0 / (60 + rank)
+                    present[c, pos[d]] = True
+        scores = weights @ contrib
+        listed = ((weights > 0).astype(float) @ present.astype(float)) > 0
+        is_gold = np.array([ids[d] in q["gold"] for d in union], dtype=bool)
+        n_gold = len(q["gold"])
+        doc_order = np.array(union)
+        for ci in range(len(combos)):
+            keep = np.flatnonzero(listed[ci])
+            order = keep[np.lexsort((doc_order[keep], -scores[ci, keep]))][:DEPTH]
+            hits = is_gold[order]
+            first = np.flatnonzero(hits[:10])
+            per_combo[ci, qi] = [hits[:10].sum() / n_gold, hits.sum() / n_gold, 1.0 / (first[0] + 1) if len(first) else 0.0]
+    return per_combo
+
+
+def cv_fusion(info, rankings, ids, questions, folds: int) -> None:
+    """Weighted RRF of dense + bm25 + gram, weights chosen on k-1 folds, scored on the held-out fold."""
+    import numpy as np
+
+    combos: list[tuple[float, float, float]] = [(1.0, wb, wg) for wb in CV_GRID for wg in CV_GRID]
+    combos += [(0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]  # bm25 alone, gram alone ((1, 0, 0) is dense alone)
+    keys = ("recall@10", "recall@100", "mrr@10")
+    with Timer() as t:
+        per_combo = replay_fusions(rankings, ids, questions, combos)
+    fold_of = np.arange(len(questions)) % folds  # questions are in file order: interleaved folds
+    singles = {"dense": combos.index((1.0, 0.0, 0.0)), "bm25": combos.index((0.0, 1.0, 0.0)),
+               "gram": combos.index((0.0, 0.0, 1.0))}
+    oof = np.zeros((len(questions), 3))
+    fold_rows = []
+    for f in range(folds):
+        train, test = fold_of != f, fold_of == f
+        means = per_combo[:, train].mean(axis=1)
+        scores = means[:, 1] + means[:, 2]
+        best = int(np.argmax(scores))
+        oof[test] = per_combo[best, test]
+        held = {name: dict(zip(keys, per_combo[ci, test].mean(axis=0).round(4).tolist())) for name, ci in singles.items()}
+        fused_held = dict(zip(keys, per_combo[best, test].mean(axis=0).round(4).tolist()))
+        best_single = max(held, key=lambda n: _objective(held[n]))
+        fold_rows.append({"fold": f, "n_test": int(test.sum()), "weights": dict(zip(CV_CHANNELS, combos[best])),
+                          "held_out_fused": fused_held, "held_out_singles": held,
+                          "best_single_on_held_out": best_single,
+                          "not_below_best_single": all(fused_held[k] >= held[best_single][k] - 1e-9 for k in keys)})
+    full = per_combo.mean(axis=1)
+    overall_best = int(np.argmax(full[:, 1] + full[:, 2]))
+    info["matchers"]["fused_cv"] = {**dict(zip(keys, oof.mean(axis=0).round(4).tolist())),
+                                    "note": f"out-of-fold over {folds} folds (weights chosen on the other folds)"}
+    info["cv"] = {"folds": folds, "objective": "recall@100 + mrr@10", "grid": CV_GRID, "channels": list(CV_CHANNELS),
+                  "per_fold": fold_rows, "replay_s": round(t.s, 1),
+                  "weights_on_all_questions": dict(zip(CV_CHANNELS, combos[overall_best])),
+                  "in_sample_best": dict(zip(keys, full[overall_best].round(4).tolist())),
+                  "every_fold_not_below_best_single": all(r["not_below_best_single"] for r in fold_rows)}
+    m = info["matchers"]["fused_cv"]
+    log(f"{'fused_cv':20} R@10 {m['recall@10']:.3f}  R@100 {m['recall@100']:.3f}  MRR@10 {m['mrr@10']:.3f}  "
+        f"(out-of-fold, {folds} folds; weights {[r['weights'] for r in fold_rows]})")
 
 
 def run_dense(info, rankings, docs, ids, questions, dense, legal_tokens, idx, tokenizer) -> None:
@@ -362,6 +498,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--naive-text", choices=["index", "keyword"], default="index",
                    help="document text of the naive baseline: index_text (default) or keyword_text")
     p.add_argument("--torch-threads", type=int, help="torch.set_num_threads for the embedder (default: torch's)")
+    p.add_argument("--index-dir", type=Path, help="dense vectors of all national articles from this built index "
+                                                  "(init_index.py --national-only); enables dense on both sets")
+    p.add_argument("--folds", type=int, default=5, help="k of the cross-validated fusion (0: off)")
     p.add_argument("--json", type=Path, help="also write the JSON result here")
     p.add_argument("--cache-dir", type=Path, default=RESULTS_DIR, help="where document/query vectors are cached")
     args = p.parse_args(argv)

@@ -85,5 +85,23 @@ def test_channel_weights_favour_the_dense_channel_on_semantic_questions():
     for qtype in ("semantic", "keyword", "exact"):
         w = CHANNEL_WEIGHTS[qtype]
         assert set(w) == {"vector", "bm25", "gram"}
-        assert w["vector"] >= w["bm25"] >= w["gram"] >= 0
-    assert CHANNEL_WEIGHTS["keyword"]["bm25"] > CHANNEL_WEIGHTS["semantic"]["bm25"]
+        assert w["vector"] >= w["bm25"] >= 0 and w["vector"] >= w["gram"] >= 0
+
+
+@pytest.mark.parametrize("qtype", ["semantic", "keyword", "exact"])
+def test_default_weights_keep_the_dense_order_and_append_lexical_only_hits(qtype):
+    """The cross-validated default (fusion.py): lexical channels never reorder the dense list of one query text."""
+    import random
+
+    w = CHANNEL_WEIGHTS[qtype]
+    rng = random.Random(7)
+    depth = 30  # CHANNEL_CANDIDATES
+    for _ in range(200):
+        dense = rng.sample(range(100), depth)
+        bm25, gram = rng.sample(range(100), depth), rng.sample(range(100), depth)
+        fused = weighted_rrf([RankedList("vector", w["vector"], [(d, 0.0) for d in dense]),
+                              RankedList("bm25", w["bm25"], [(d, 0.0) for d in bm25]),
+                              RankedList("gram", w["gram"], [(d, 0.0) for d in gram])])
+        order = _order(fused)
+        assert order[:depth] == dense
+        assert set(order[depth:]) == (set(bm25) | set(gram)) - set(dense)

@@ -18,10 +18,13 @@ import pytest
 from agentic_rag.config import PROJECT_ROOT
 from agentic_rag.knowledge.corpus import corpus_sha256, file_sha256, load_corpus
 from agentic_rag.knowledge.index import (
+    CHECKPOINT_DIR,
     MANIFEST,
+    PROGRESS_FILE,
     IndexError_,
     IndexMismatchError,
     IndexNotFoundError,
+    build_dir_name,
     build_index,
     clean_index,
     load_index,
@@ -36,10 +39,12 @@ CORPUS_LINES = (PROJECT_ROOT / "chinese_law.txt").read_text(encoding="utf-8").sp
 class FakeEmbedder:
     """Deterministic unit vectors from a hash of the text; counts its calls."""
 
-    def __init__(self, model_id: str = "fake-embedder", dim: int = 16):
+    def __init__(self, model_id: str = "fake-embedder", dim: int = 16, fail_after: int | None = None):
         self.model_id = model_id
         self.dim = dim
         self.calls = 0
+        self.texts: list[str] = []  # every article text embedded, in order (not the law map's entries)
+        self.fail_after = fail_after  # raise on the call after this many documents (a simulated kill)
 
     def _vec(self, text: str) -> np.ndarray:
         seed = int.from_bytes(hashlib.sha256(f"{self.model_id}:{text}".encode()).digest()[:8], "little")
@@ -47,7 +52,10 @@ class FakeEmbedder:
         return v / np.linalg.norm(v)
 
     def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        if self.fail_after is not None and len(self.texts) >= self.fail_after:
+            raise KeyboardInterrupt("simulated kill")
         self.calls += 1
+        self.texts.extend(t for t in texts if "：" in t[:30])  # articles are 《law》第X条：text; law-map entries not
         return np.stack([self._vec(t) for t in texts])
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
@@ -279,6 +287,149 @@ def test_killed_build_leaves_the_previous_index_usable(corpus_file, data_dir, tm
     assert load_index(data_dir).manifest.index_dir == rebuilt.index_dir
 
 
+# ---------------------------------------------------------------------------------------------- resumable embedding
+def _lrb_corpus(tmp_path, n: int = 23) -> Path:
+    """A small LawRefBook-style corpus (more documents than the 6-line law file, for several chunks)."""
+    import gzip
+
+    path = tmp_path / "lrb.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps({"law": f"测试法{i % 3}", "category": "法律", "path": f"法律/测试法{i % 3}.md",
+                                "article": f"第{i + 1}条", "seq": i, "text": f"第{i}号测试条文，规定第{i}种情形的处理。"},
+                               ensure_ascii=False) + "\n")
+    return path
+
+
+def _vectors(data_dir: Path) -> np.ndarray:
+    store = load_index(data_dir).store
+    return store.vectors(list(range(len(store))))
+
+
+def test_killed_embedding_resumes_from_the_last_chunk(tmp_path):
+    corpus = _lrb_corpus(tmp_path)
+    docs = load_corpus(corpus)
+    assert len(docs) == 23
+
+    one_shot = tmp_path / "one_shot"
+    build_index(docs, FakeEmbedder(), FakeTokenizer(), one_shot, corpus_source=str(corpus), chunk_size=5)
+
+    data_dir = tmp_path / "data"
+    dying = FakeEmbedder(fail_after=10)  # chunks of 5: two finished chunks (10 docs), the third dies
+    with pytest.raises(KeyboardInterrupt):
+        build_index(docs, dying, FakeTokenizer(), data_dir, corpus_source=str(corpus), chunk_size=5)
+    assert not (data_dir / MANIFEST).exists()
+    build = data_dir / build_dir_name(corpus_sha256(docs), "fake-embedder")
+    progress = json.loads((build / CHECKPOINT_DIR / PROGRESS_FILE).read_text(encoding="utf-8"))
+    assert progress["done"] == [0, 1] and progress["n_chunks"] == 5
+    assert progress["key"]["embedder_id"] == "fake-embedder" and progress["key"]["corpus_sha256"] == corpus_sha256(docs)
+    assert sorted(p.name for p in (build / CHECKPOINT_DIR).glob("*.npy")) == ["chunk-00000.npy", "chunk-00001.npy"]
+
+    resumed = FakeEmbedder()
+    manifest = build_index(docs, resumed, FakeTokenizer(), data_dir, corpus_source=str(corpus), chunk_size=5)
+    assert resumed.texts == [d.index_text for d in docs[10:]]  # only the remaining chunks were embedded
+    assert manifest.doc_count == 23
+    np.testing.assert_array_equal(_vectors(data_dir), _vectors(one_shot))
+    assert (data_dir / manifest.index_dir / "documents.jsonl").read_bytes() == \
+        (one_shot / read_manifest(one_shot).index_dir / "documents.jsonl").read_bytes()
+    assert not list(data_dir.glob(".build-*"))  # the checkpoint went with the finished build
+    assert [p.name for p in data_dir.rglob("*.npy")] == ["law_vectors.npy"]  # no checkpoint chunk left behind
+
+
+def test_checkpoint_of_another_embedder_or_chunking_is_not_reused(tmp_path):
+    corpus = _lrb_corpus(tmp_path, n=12)
+    docs = load_corpus(corpus)
+    data_dir = tmp_path / "data"
+    with pytest.raises(KeyboardInterrupt):
+        build_index(docs, FakeEmbedder(fail_after=4), FakeTokenizer(), data_dir, corpus_source="x", chunk_size=4)
+    other = FakeEmbedder(model_id="other-embedder")
+    build_index(docs, other, FakeTokenizer(), data_dir, corpus_source="x", chunk_size=4)
+    assert len(other.texts) == 12  # another embedder's vectors are never mixed in
+    assert not list(data_dir.glob(".build-*"))  # and the stale checkpoint was removed
+
+    data_dir2 = tmp_path / "data2"
+    with pytest.raises(KeyboardInterrupt):
+        build_index(docs, FakeEmbedder(fail_after=4), FakeTokenizer(), data_dir2, corpus_source="x", chunk_size=4)
+    rechunked = FakeEmbedder()
+    build_index(docs, rechunked, FakeTokenizer(), data_dir2, corpus_source="x", chunk_size=3)
+    assert len(rechunked.texts) == 12  # other chunk boundaries: start over
+
+
+def test_a_torn_chunk_file_is_embedded_again(tmp_path):
+    corpus = _lrb_corpus(tmp_path, n=12)
+    docs = load_corpus(corpus)
+    data_dir = tmp_path / "data"
+    with pytest.raises(KeyboardInterrupt):
+        build_index(docs, FakeEmbedder(fail_after=8), FakeTokenizer(), data_dir, corpus_source="x", chunk_size=4)
+    ckpt = data_dir / build_dir_name(corpus_sha256(docs), "fake-embedder") / CHECKPOINT_DIR
+    (ckpt / "chunk-00001.npy").write_bytes(b"\x93NUMPY torn")
+    again = FakeEmbedder()
+    build_index(docs, again, FakeTokenizer(), data_dir, corpus_source="x", chunk_size=4)
+    assert again.texts == [d.index_text for d in docs[4:]]
+    np.testing.assert_allclose(_vectors(data_dir)[5], FakeEmbedder()._vec(docs[5].index_text), atol=1e-6)
+
+
+def test_embedding_progress_is_logged_with_rate_and_eta(tmp_path, caplog):
+    corpus = _lrb_corpus(tmp_path, n=9)
+    docs = load_corpus(corpus)
+    with caplog.at_level(logging.INFO, logger="agentic_rag.knowledge.index"):
+        build_index(docs, FakeEmbedder(), FakeTokenizer(), tmp_path / "data", corpus_source="x", chunk_size=4)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("embedded chunk")]
+    assert len(lines) == 3 and "3/3 (9/9 documents)" in lines[-1]
+    assert all("docs/s" in line and "ETA" in line for line in lines)
+
+
+RESUMABLE_BUILD = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    sys.path.insert(0, {root!r})
+    sys.path.insert(0, {tests!r})
+    from agentic_rag.knowledge.corpus import load_corpus
+    from agentic_rag.knowledge.index import build_index
+    from test_index import FakeEmbedder, FakeTokenizer
+
+    class HangingEmbedder(FakeEmbedder):  # embeds two chunks, then hangs in the third until killed
+        def encode_documents(self, texts, show_progress=False):
+            if len(self.texts) >= 10:
+                Path(sys.argv[3]).write_text("hanging")
+                time.sleep(300)
+            return super().encode_documents(texts)
+
+    data_dir, corpus = Path(sys.argv[1]), Path(sys.argv[2])
+    build_index(load_corpus(corpus), HangingEmbedder(), FakeTokenizer(), data_dir, corpus_source=str(corpus),
+                chunk_size=5)
+""")
+
+
+def test_sigkilled_build_resumes_from_its_checkpoint(tmp_path):
+    corpus = _lrb_corpus(tmp_path)
+    docs = load_corpus(corpus)
+    data_dir = tmp_path / "data"
+    script = tmp_path / "resumable_build.py"
+    script.write_text(RESUMABLE_BUILD.format(root=str(PROJECT_ROOT), tests=str(Path(__file__).parent)),
+                      encoding="utf-8")
+    flag = tmp_path / "hanging.flag"
+    proc = subprocess.Popen([sys.executable, str(script), str(data_dir), str(corpus), str(flag)], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not flag.exists():
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the build subprocess never reached the third chunk"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert not (data_dir / MANIFEST).exists()
+
+    resumed = FakeEmbedder()
+    build_index(docs, resumed, FakeTokenizer(), data_dir, corpus_source=str(corpus), chunk_size=5)
+    assert resumed.texts == [d.index_text for d in docs[10:]]
+    one_shot = tmp_path / "one_shot"
+    build_index(docs, FakeEmbedder(), FakeTokenizer(), one_shot, corpus_source=str(corpus), chunk_size=5)
+    np.testing.assert_array_equal(_vectors(data_dir), _vectors(one_shot))
+
+
 # ---------------------------------------------------------------------------------------------- clean_index
 def test_clean_removes_exactly_the_manifest_files(corpus_file, data_dir):
     manifest = _build(corpus_file, data_dir)
@@ -365,7 +516,7 @@ def test_init_index_main_builds_then_skips(corpus_file, data_dir, monkeypatch, c
 
     embedder = FakeEmbedder()
     monkeypatch.setattr(init_index, "resolve_embedder", lambda explicit, models_dir: None)
-    monkeypatch.setattr(init_index, "load_embedder", lambda resolved, batch_size=16: embedder)
+    monkeypatch.setattr(init_index, "load_embedder", lambda resolved, *args, **kwargs: embedder)
     args = ["--corpus", str(corpus_file), "--data-dir", str(data_dir)]
     assert init_index.main(args) == 0
     first = read_manifest(data_dir)

@@ -163,3 +163,23 @@ def test_concurrent_retrieval_equals_sequential(retriever, pipl_settings):
     assert len(results) == len(queries)
     for i, q in enumerate(queries):
         assert results[i] == expected[q], q
+
+
+def test_fusion_weights_setting_overrides_the_default_per_query_type(fake_data_dir):
+    from agentic_rag.config import Settings
+    from agentic_rag.knowledge.index import load_index
+    from agentic_rag.retrieval.retriever import LocalRetriever
+    from agentic_rag.retrieval.tokenizer import LegalTokenizer
+    from tests.fakes.retriever import BigramEmbedder
+
+    def ranked(matcher="hybrid", **kw):
+        settings = Settings(_env_file=None, data_dir=fake_data_dir, reranker="none", **kw)
+        r = LocalRetriever(load_index(fake_data_dir), BigramEmbedder(), LegalTokenizer(), None, settings)
+        res = r.retrieve(SEMANTIC, matcher=matcher, top_k_=10, rerank=False)
+        return res.query_type, [a.article for a in res.articles]
+
+    qtype, default = ranked()
+    assert default == ranked("vector")[1]  # the cross-validated default keeps the dense order
+    other = next(t for t in ("semantic", "keyword", "exact") if t != qtype)
+    assert ranked(fusion_weights={other: {"vector": 0.0, "bm25": 1.0}})[1] == default  # other types untouched
+    assert ranked(fusion_weights={qtype: {"vector": 0.0, "bm25": 1.0, "gram": 0.0}})[1] == ranked("bm25")[1]

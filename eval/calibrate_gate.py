@@ -3,8 +3,10 @@
 
     collect  run retrieval + the embedded model's per-article relevance logits for every question (resumable JSONL:
              eval/results/gate_features.jsonl)
-    fit      k-fold cross-validation of the logistic models → out-of-fold AUROC and PASS rates per question type
-             (eval/results/gate_calibration.json), then the final fit on all data → resources/gate_calibration.json
+    fit      splits the questions into dev and test (every other question of each set and type, by id); on dev,
+             k-fold cross-validation of the logistic models → out-of-fold AUROC and PASS rates per question type;
+             the fit on all of dev is shipped (resources/gate_calibration.json) and scored on test, which it never
+             saw (eval/results/gate_calibration.json). End-to-end runs report on the test ids (--split test).
 
 Labels: for the PIPL knowledge base, a question is answerable (1) when it is in scope and a gold article is among
 the articles scored; out of scope (0) are the PIPL set's chit-chat and other-law questions and every question of
@@ -218,24 +220,35 @@ def report(rows: list[dict], scored: dict[str, tuple[float, list[float]]], thres
     return out
 
 
+def split(rows: list[dict]) -> dict[str, str]:
+    """id → "dev" | "test": every other question of each (set, type), in id order."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r["set"], r["type"]), []).append(r["id"])
+    return {rid: ("dev" if i % 2 == 0 else "test") for ids in groups.values() for i, rid in enumerate(sorted(ids))}
+
+
 def fit(args) -> None:
     rows = [json.loads(line) for line in FEATURES.read_text(encoding="utf-8").splitlines()]
     backfill(rows)
+    part = split(rows)
     data = labelled(rows)
+    dev, test = [r for r in data if part[r["id"]] == "dev"], [r for r in data if part[r["id"]] == "test"]
     oof: dict[str, tuple[float, list[float]]] = {}
-    for i, test in enumerate(folds(data, args.k)):
-        train = [r for j, f in enumerate(folds(data, args.k)) if j != i for r in f]
+    for i, held in enumerate(folds(dev, args.k)):
+        train = [r for j, f in enumerate(folds(dev, args.k)) if j != i for r in f]
         models = fit_models(train)
-        for r in test:
+        for r in held:
             oof[r["id"]] = total(r, models)
-    final = fit_models(data)
-    result = {"k_folds": args.k, "n": len(data), "answerable": int(sum(r["y"] for r in data)),
-              "left_out_in_scope_misses": len(rows) - len(data), "out_of_fold": report(data, oof, args.relevant),
-              "fitted_on_all": final}
+    final = fit_models(dev)
+    result = {"k_folds": args.k, "n_dev": len(dev), "n_test": len(test),
+              "left_out_in_scope_misses": len(rows) - len(data), "dev_out_of_fold": report(dev, oof, args.relevant),
+              "test": report(test, {r["id"]: total(r, final) for r in test}, args.relevant),
+              "test_ids": sorted(rid for rid, p in part.items() if p == "test"), "fitted_on_dev": final}
     REPORT.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
     SHIPPED.write_text(json.dumps({**final, "relevant_threshold": args.relevant, "provenance": {
         "fitted": True, "by": "eval/calibrate_gate.py fit", "features": str(FEATURES.relative_to(ROOT)),
-        "n": len(data), "out_of_fold_auroc": result["out_of_fold"]["auroc"], "k_folds": args.k}},
+        "n_dev": len(dev), "test_auroc": result["test"]["auroc"], "k_folds": args.k}},
         ensure_ascii=False, indent=2), encoding="utf-8")
     print(json.dumps(result, ensure_ascii=False, indent=2))
 

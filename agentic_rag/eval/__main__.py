@@ -39,6 +39,10 @@ def _e2e(args: argparse.Namespace) -> dict:
     update = {k: v for k, v in (("agentic_rag_model", args.model), ("data_dir", args.data_dir)) if v}
     settings = get_settings().model_copy(update=update)
     rows = load_dataset(args.dataset)
+    if args.ids:  # e.g. the test part of the gate's calibration split: questions the calibration never saw
+        data = json.loads(args.ids.read_text(encoding="utf-8"))
+        keep = set(data["test_ids"] if isinstance(data, dict) else data)
+        rows = [r for r in rows if r["id"] in keep]
     if args.per_type:  # a stratified slice: the first N questions of each type, in file order
         counts: Counter[str] = Counter()
         picked = []
@@ -97,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="round-robin over question types, so that a partial run is a stratified sample")
     e.add_argument("--checkpoint", type=Path,
                    help="append each finished question here (JSONL) and skip those already in it: resumable runs")
+    e.add_argument("--ids", type=Path, help="only these question ids: a JSON list, or an object with test_ids "
+                                            "(eval/results/gate_calibration.json)")
     e.add_argument("--json", type=Path, help="also write the JSON result here")
     o = sub.add_parser("route", help="routing accuracy per question type (the router stage alone)")
     o.add_argument("--dataset", type=Path, required=True)

@@ -3,6 +3,10 @@
 Both are imported lazily so that `import agentic_rag.retrieval…` (index building, evaluation, benchmarks) does not
 pay for loading ADK and LiteLLM.
 """
+import warnings
+
+# jieba imports pkg_resources, whose deprecation notice users can do nothing about.
+warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
 
 
 def __getattr__(name: str):

@@ -19,7 +19,7 @@ import logging
 import json
 import re
 import threading
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -102,3 +102,9 @@ def char_bigrams(text: str) -> list[str]:
     for run in _PUNCT_RE.split(text.lower()):
         out.extend(run[i:i + 2] for i in range(len(run) - 1))
     return out
+
+
+@lru_cache(maxsize=1)
+def default_legal_terms() -> frozenset[str]:
+    """The shipped legal dictionary's words (what query analysis uses when it has no tokenizer at hand)."""
+    return LegalTokenizer().legal_terms

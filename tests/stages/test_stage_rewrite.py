@@ -52,3 +52,10 @@ def test_a_retry_rewrite_is_told_what_was_missing(fake_settings):
     state, _ = run_agent(s, state={USER_QUERY.key: Q, **QUALITY.delta(quality), **REWRITE.delta(previous)})
     assert REWRITE.get(state).source == "retry" and "罚则" in s._model.prompts[0]
     assert "向他人提供个人信息" in s._model.prompts[0]
+
+
+def test_keyword_queries_are_not_rewritten(fake_settings):
+    s = stage(fake_settings, AssertionError("no call"))
+    for question in ("敏感个人信息 单独同意", "匿名化定义"):
+        state, _ = run_agent(s, state={USER_QUERY.key: question})
+        assert REWRITE.get(state).source == "skipped" and s._model.requests == []

@@ -104,3 +104,27 @@ def test_the_agent_answers_and_cites_by_law_and_article_over_several_laws(multil
     assert CITATIONS.get(state).invalid_keys == [[LABOUR, 200]] and "〔未核实的条文〕" in FINAL_ANSWER.get(state)
     prompt = FakeLlm.calls[-1][1]
     assert "【《中华人民共和国劳动合同法》第十九条】" in prompt  # several laws: every article is named with its law
+
+
+def test_the_law_map_holds_the_knowledge_base_laws_and_the_national_catalogue(multilaw):
+    import numpy as np
+
+    from agentic_rag.knowledge.law_map import LawMap
+
+    law_map = multilaw.index.law_map
+    kb_titles = {t for t, k in zip(law_map.titles, law_map.in_kb) if k}
+    assert kb_titles == set(KB) and len(law_map.titles) > 250 and law_map.vectors.shape[0] == len(law_map.titles)
+    assert "中华人民共和国刑法" in law_map.titles and law_map.titles.count(LABOUR) == 1  # the KB's own entry only
+    nearest = multilaw.nearest_laws("劳动合同法里试用期最长可以约定多久")
+    assert nearest["kb_law"] in KB and nearest["other_law"] not in KB
+    toy = LawMap(["甲", "乙", "丙"], np.array([True, False, False]), np.eye(3, dtype=np.float32))
+    assert toy.nearest(np.array([0.1, 0.9, 0.3], dtype=np.float32)) == {
+        "kb_law": "甲", "kb_cosine": pytest.approx(0.1), "other_law": "乙", "other_cosine": pytest.approx(0.9)}
+
+
+def test_retrieval_can_skip_articles_an_earlier_attempt_showed(multilaw):
+    first = multilaw.retrieve("网购的衣服不喜欢能退货吗", top_k_=5)
+    again = multilaw.retrieve("网购的衣服不喜欢能退货吗", top_k_=5, exclude=[a.id for a in first.articles])
+    assert len(again.articles) == 5 and not {a.id for a in again.articles} & {a.id for a in first.articles}
+    lookup = multilaw.retrieve("消法第25条", exclude=[f"民法商法/消费者权益保护法(2013-10-25).md#第二十五条"])
+    assert lookup.articles[0].pinned and lookup.articles[0].article == 25  # a looked-up article is never skipped

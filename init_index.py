@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Build the retrieval index (FAISS vectors + BM25 tokens + documents + manifest) into the data dir.
+"""Build the retrieval index (vectors + BM25 tokens + documents + manifest) into the data dir, or update one law.
 
-Idempotent: when the corpus, the embedder and the tokenizer are unchanged the existing index is kept (use
---force to rebuild). The build goes to a temporary folder and is swapped in atomically at the end, so an
-interrupted build leaves the previous index usable.
+Idempotent: when the corpus, the embedder, the tokenizer and the store are unchanged the existing index is kept
+(use --force to rebuild). The build goes to a temporary folder and is swapped in atomically at the end, so an
+interrupted build leaves the previous index usable. --store milvus builds a Milvus index (a Milvus Lite file in the
+index folder, or a collection on MILVUS_URI); --update-law / --delete-law change one law of a Milvus index in place.
 """
 from __future__ import annotations
 
@@ -14,41 +15,75 @@ from pathlib import Path
 
 from agentic_rag.config import get_settings
 from agentic_rag.knowledge.corpus import CorpusError, file_sha256, load_corpus
-from agentic_rag.retrieval.embedder import load_embedder
 from agentic_rag.knowledge.index import IndexError_, build_index
+from agentic_rag.knowledge.stores import StoreOptions
+from agentic_rag.retrieval.embedder import load_embedder
 from agentic_rag.retrieval.models import ModelNotAvailableError, resolve_embedder
 from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
 
-def main(argv: list[str] | None = None) -> int:
-    settings = get_settings()
+def _parser(settings) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", type=Path, default=settings.corpus_path,
                    help="chinese_law.txt-style file, or a LawRefBook *.jsonl[.gz] (default: %(default)s)")
     p.add_argument("--structure", type=Path, default=settings.corpus_structure,
                    help="JSONL with chapter/section per article (law-text corpora only)")
     p.add_argument("--data-dir", type=Path, default=settings.data_dir)
+    p.add_argument("--store", choices=("faiss", "milvus"), default=settings.vector_store,
+                   help="vector store of a new build (default: VECTOR_STORE, %(default)s); Milvus: MILVUS_URI")
     p.add_argument("--force", action="store_true", help="rebuild even if the index is up to date")
     p.add_argument("--allow-malformed", action="store_true", help="skip malformed lines (each is logged)")
     p.add_argument("--keys-file", type=Path, help="LawRefBook only: JSONL of {path, article} to keep")
     p.add_argument("--national-only", action="store_true", help="LawRefBook only: drop local (DLC/) laws")
     p.add_argument("--embedding-model", default=settings.embedding_model,
                    help="embedder name or path (default: EMBEDDING_MODEL, else bge-m3, else the offline pack)")
-    args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    one = p.add_mutually_exclusive_group()
+    one.add_argument("--update-law", metavar="TITLE",
+                     help="Milvus index: replace this law's articles (full title, e.g. 中华人民共和国个人信息保护法) by "
+                          "its articles in --corpus; only new or changed articles are embedded")
+    one.add_argument("--delete-law", metavar="TITLE", help="Milvus index: delete this law's articles")
+    return p
 
+
+def _update(args, settings, options: StoreOptions) -> int:
+    from agentic_rag.knowledge.update import update_law
+
+    law = args.update_law or args.delete_law
+    articles = []
+    if args.update_law:
+        docs = load_corpus(args.corpus, allow_malformed=args.allow_malformed, keys_file=args.keys_file,
+                           national_only=args.national_only)
+        articles = [d for d in docs if d.law == law]
+        if not articles:
+            raise IndexError_(f"{args.corpus} has no articles of 《{law}》 (use --delete-law to remove a law)")
+    embedder = load_embedder(resolve_embedder(args.embedding_model, settings.models_dir), settings.embed_batch_size)
+    manifest, change = update_law(args.data_dir, law, articles, embedder, LegalTokenizer(), options)
+    print(f"《{law}》: {len(change.added)} added, {len(change.replaced)} replaced, {len(change.deleted)} deleted; "
+          f"index: {manifest.doc_count} documents (generation {manifest.generation})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings = get_settings()
+    args = _parser(settings).parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    options = StoreOptions.from_settings(settings)
     try:
+        if args.update_law or args.delete_law:
+            return _update(args, settings, options)
         structure = args.structure if args.corpus.resolve() == settings.corpus_path.resolve() else None
         docs = load_corpus(args.corpus, structure=structure, allow_malformed=args.allow_malformed,
                            keys_file=args.keys_file, national_only=args.national_only)
         embedder = load_embedder(resolve_embedder(args.embedding_model, settings.models_dir), settings.embed_batch_size)
         manifest = build_index(docs, embedder, LegalTokenizer(), args.data_dir, corpus_source=str(args.corpus),
-                               corpus_file_sha256=file_sha256(args.corpus), force=args.force)
+                               corpus_file_sha256=file_sha256(args.corpus), force=args.force, store=args.store,
+                               store_options=options)
     except (CorpusError, ModelNotAvailableError, IndexError_, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    where = f", Milvus collection {manifest.collection}" + (f" on {manifest.store_uri}" if manifest.store_uri else "")
     print(f"index: {manifest.doc_count} documents, embedder {manifest.embedder_id} ({manifest.embedder_dim} dims), "
-          f"in {args.data_dir / manifest.index_dir}")
+          f"in {args.data_dir / manifest.index_dir}" + (where if manifest.store == "milvus" else ""))
     return 0
 
 

@@ -4,12 +4,16 @@ Layout of a data dir::
 
     data/
       manifest.json            ← the only pointer; replaced atomically (os.replace) at the end of a build
-      index-<hash>-<time>/     ← one complete build: documents.jsonl, tokens.jsonl, vectors.faiss
-      .lock                    ← serialises concurrent builds
+      index-<hash>-<time>/     ← one complete build: documents.jsonl, tokens.jsonl, and the store's files
+                                 (vectors.faiss; or milvus.json + milvus.db for Milvus Lite, milvus.json naming
+                                 the collection for a Milvus server)
+      .lock                    ← serialises concurrent builds and updates
 
 A build writes a fresh ``.build-*`` folder, renames it to ``index-*`` and only then swaps the manifest, so a
-build killed at any moment leaves the previous manifest pointing at the previous, complete index. No pickle:
-JSON lines, a FAISS file and a JSON manifest (embedder id and dimension, corpus hash, tokenizer version).
+build killed at any moment leaves the previous manifest pointing at the previous, complete index. A Milvus server
+collection is named after the index folder, so each build has its own; the previous one is dropped after the swap,
+and a killed build's one by the next build. No pickle: JSON lines, a FAISS file and a JSON manifest (embedder id
+and dimension, corpus hash, tokenizer version, store). In-place updates of one law: `knowledge.update`.
 """
 from __future__ import annotations
 
@@ -29,7 +33,8 @@ from pydantic import BaseModel
 from tqdm import tqdm
 
 from .corpus import Document, corpus_sha256, file_sha256, iter_jsonl
-from .stores import VectorStore, store_backend
+from .errors import IndexError_, IndexMismatchError, IndexNotFoundError, StoreUnavailableError  # noqa: F401
+from .stores import StoreOptions, StoreRef, VectorStore, store_backend
 
 log = logging.getLogger(__name__)
 
@@ -37,18 +42,6 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 DOCS_FILE = "documents.jsonl"
 TOKENS_FILE = "tokens.jsonl"
-
-
-class IndexError_(RuntimeError):
-    """Base of the index errors: the message is shown to users as is."""
-
-
-class IndexNotFoundError(IndexError_):
-    pass
-
-
-class IndexMismatchError(IndexError_):
-    pass
 
 
 class Manifest(BaseModel):
@@ -63,7 +56,22 @@ class Manifest(BaseModel):
     corpus_file_sha256: str | None = None
     tokenizer_version: str
     store: str = "faiss"
+    store_uri: str | None = None  # a Milvus server's URI (never its token); None: the store is in index_dir
+    collection: str | None = None  # the Milvus collection of this build
+    generation: int = 0  # in-place updates so far (each names its documents/tokens files)
+    updates: list[dict] = []  # what each in-place update changed: law, added, replaced, deleted, at
     created_at: str
+
+    def store_ref(self, data_dir: Path) -> StoreRef:
+        return StoreRef(data_dir / self.index_dir, self.store_uri, self.collection, self.generation)
+
+    @property
+    def docs_file(self) -> str:
+        return DOCS_FILE if not self.generation else f"documents.g{self.generation}.jsonl"
+
+    @property
+    def tokens_file(self) -> str:
+        return TOKENS_FILE if not self.generation else f"tokens.g{self.generation}.jsonl"
 
 
 @dataclass
@@ -96,11 +104,13 @@ def build_lock(data_dir: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def is_up_to_date(data_dir: Path, docs: list[Document], embedder_id: str, tokenizer_version: str) -> bool:
+def is_up_to_date(data_dir: Path, docs: list[Document], embedder_id: str, tokenizer_version: str,
+                  store: str = "faiss", store_options: StoreOptions | None = None) -> bool:
     m = read_manifest(data_dir)
+    uri = (store_options or StoreOptions()).uri if store == "milvus" else None
     return (m is not None and m.format_version == FORMAT_VERSION and m.embedder_id == embedder_id
             and m.tokenizer_version == tokenizer_version and m.corpus_sha256 == corpus_sha256(docs)
-            and all((data_dir / f).exists() for f in m.files))
+            and m.store == store and m.store_uri == uri and all((data_dir / f).exists() for f in m.files))
 
 
 def _write_jsonl(path: Path, rows) -> None:
@@ -110,60 +120,100 @@ def _write_jsonl(path: Path, rows) -> None:
             f.write("\n")
 
 
+def write_manifest(data_dir: Path, manifest: Manifest) -> None:
+    """The commit point of a build or an update: one atomic rename."""
+    new_manifest = data_dir / f".{MANIFEST}.tmp"
+    new_manifest.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+    os.replace(new_manifest, data_dir / MANIFEST)
+
+
+def drop_store(kind: str, ref: StoreRef, options: StoreOptions) -> None:
+    """Drop what a build created outside its folder (a Milvus server collection); logged, never fatal: the
+    manifest already points elsewhere, so a leftover collection costs space, not correctness."""
+    try:
+        store_backend(kind).drop(ref, options)
+    except Exception as e:  # noqa: BLE001
+        log.warning("could not drop the %s store %s on %s: %s", kind, ref.collection, ref.uri, e)
+
+
+def _clean_stale_builds(data_dir: Path, options: StoreOptions) -> None:
+    """Remove folders (and Milvus server collections) left by killed builds; the caller holds the lock."""
+    for stale in data_dir.glob(".build-*"):
+        info = stale / "milvus.json"  # written before a Milvus build creates its collection
+        if info.exists():
+            raw = json.loads(info.read_text(encoding="utf-8"))
+            drop_store("milvus", StoreRef(stale, raw.get("uri"), raw.get("collection")), options)
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _embed_into(store: VectorStore, docs: list[Document], embedder, batch: int = 256) -> None:
+    with tqdm(total=len(docs), desc=f"embed ({embedder.model_id})", unit="doc") as bar:
+        for start in range(0, len(docs), batch):
+            chunk = docs[start:start + batch]
+            store.add(embedder.encode_documents([d.index_text for d in chunk]), chunk)
+            bar.update(len(chunk))
+
+
+def _build_files(docs: list[Document], embedder, tokenizer, tmp: Path, final_name: str, store: str,
+                 options: StoreOptions) -> tuple[list[str], str | None]:
+    """Write documents, tokens and the store into `tmp`; the files written and the collection (Milvus)."""
+    from .stores.milvus_store import collection_name
+
+    tokens = [tokenizer.tokenize(d.keyword_text) for d in tqdm(docs, desc="tokenize", unit="doc")]
+    _write_jsonl(tmp / TOKENS_FILE, tokens)
+    _write_jsonl(tmp / DOCS_FILE, (d.to_dict() for d in docs))
+    collection = collection_name(final_name) if store == "milvus" else None
+    vectors = store_backend(store).create(embedder.dim, tmp, collection, options)
+    try:
+        _embed_into(vectors, docs, embedder)
+        return [DOCS_FILE, TOKENS_FILE, *vectors.save(tmp)], collection
+    except BaseException:
+        getattr(vectors, "close", lambda release=True: None)(release=True)  # let go of the folder about to be removed
+        raise
+
+
 def build_index(docs: list[Document], embedder, tokenizer, data_dir: Path, corpus_source: str,
-                corpus_file_sha256: str | None = None, force: bool = False, store: str = "faiss") -> Manifest:
+                corpus_file_sha256: str | None = None, force: bool = False, store: str = "faiss",
+                store_options: StoreOptions | None = None) -> Manifest:
     """Build (or keep, when inputs are unchanged and not `force`) the index in `data_dir`."""
     if not docs:
         raise IndexError_(f"{corpus_source}: no documents to index")
+    options = store_options or StoreOptions()
     data_dir = data_dir.resolve()
     with build_lock(data_dir):
-        if not force and is_up_to_date(data_dir, docs, embedder.model_id, tokenizer.version):
-            log.info("index in %s is up to date (same corpus, embedder and tokenizer); use --force to rebuild",
+        if not force and is_up_to_date(data_dir, docs, embedder.model_id, tokenizer.version, store, options):
+            log.info("index in %s is up to date (same corpus, embedder, tokenizer and store); use --force to rebuild",
                      data_dir)
             return read_manifest(data_dir)
-        for stale in data_dir.glob(".build-*"):  # left by a killed build; we hold the lock
-            shutil.rmtree(stale, ignore_errors=True)
+        _clean_stale_builds(data_dir, options)
+        t0 = time.perf_counter()
         corpus_hash = corpus_sha256(docs)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        final_name = f"index-{corpus_hash[:8]}-{stamp}"
         tmp = data_dir / f".build-{os.getpid()}-{stamp}"
         tmp.mkdir()
         try:
-            t0 = time.perf_counter()
-            tokens = [tokenizer.tokenize(d.keyword_text) for d in tqdm(docs, desc="tokenize", unit="doc")]
-            _write_jsonl(tmp / TOKENS_FILE, tokens)
-            _write_jsonl(tmp / DOCS_FILE, (d.to_dict() for d in docs))
-            vectors = store_backend(store).create(embedder.dim)
-            batch = 256
-            with tqdm(total=len(docs), desc=f"embed ({embedder.model_id})", unit="doc") as bar:
-                for start in range(0, len(docs), batch):
-                    chunk = docs[start:start + batch]
-                    vectors.add(embedder.encode_documents([d.index_text for d in chunk]))
-                    bar.update(len(chunk))
-            files = [DOCS_FILE, TOKENS_FILE, *vectors.save(tmp)]
-            final_name = f"index-{corpus_hash[:8]}-{stamp}"
+            files, collection = _build_files(docs, embedder, tokenizer, tmp, final_name, store, options)
             manifest = Manifest(index_dir=final_name, files=[f"{final_name}/{f}" for f in files],
                                 embedder_id=embedder.model_id, embedder_dim=embedder.dim, doc_count=len(docs),
                                 corpus_sha256=corpus_hash, corpus_source=corpus_source,
                                 corpus_file_sha256=corpus_file_sha256, tokenizer_version=tokenizer.version, store=store,
+                                store_uri=options.uri if store == "milvus" else None, collection=collection,
                                 created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
             os.replace(tmp, data_dir / final_name)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            _clean_stale_builds(data_dir, options)  # this build's folder (and its server collection, if any)
             raise
         old = read_manifest(data_dir)
-        new_manifest = data_dir / f".{MANIFEST}.tmp"
-        new_manifest.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
-        os.replace(new_manifest, data_dir / MANIFEST)  # the commit point
+        write_manifest(data_dir, manifest)  # the commit point
         if old is not None and old.index_dir != final_name:
+            drop_store(old.store, old.store_ref(data_dir), options)
             shutil.rmtree(data_dir / old.index_dir, ignore_errors=True)
         log.info("built index of %d documents in %.1f s -> %s", len(docs), time.perf_counter() - t0, data_dir)
         return manifest
 
 
-def load_index(data_dir: Path, embedder_id: str | None = None, embedder_dim: int | None = None,
-               corpus_file: Path | None = None) -> LoadedIndex:
-    """Load and check an index. Mismatched embedder → error; corpus changed since the build → warning."""
-    manifest = read_manifest(data_dir)
+def _check_manifest(manifest: Manifest | None, data_dir: Path, embedder_id: str | None) -> Manifest:
     if manifest is None:
         raise IndexNotFoundError(f"no index in {data_dir} (no {MANIFEST}). Build it first: "
                                  f"python init_index.py --data-dir {data_dir}  (or `make demo`)")
@@ -179,10 +229,18 @@ def load_index(data_dir: Path, embedder_id: str | None = None, embedder_dim: int
     if missing:
         raise IndexNotFoundError(f"index in {data_dir} is incomplete (missing {', '.join(missing)}). "
                                  "Rebuild: python init_index.py --force")
+    return manifest
+
+
+def load_index(data_dir: Path, embedder_id: str | None = None, embedder_dim: int | None = None,
+               corpus_file: Path | None = None, store_options: StoreOptions | None = None) -> LoadedIndex:
+    """Load and check an index. Mismatched embedder → error; corpus changed since the build → warning."""
+    manifest = _check_manifest(read_manifest(data_dir), data_dir, embedder_id)
     index_dir = data_dir / manifest.index_dir
-    documents = [Document.from_dict(r) for r in iter_jsonl(index_dir / DOCS_FILE)]
-    tokens = list(iter_jsonl(index_dir / TOKENS_FILE))
-    store = store_backend(manifest.store).load(index_dir)
+    documents = [Document.from_dict(r) for r in iter_jsonl(index_dir / manifest.docs_file)]
+    tokens = list(iter_jsonl(index_dir / manifest.tokens_file))
+    store = store_backend(manifest.store).load(manifest.store_ref(data_dir), documents,
+                                               store_options or StoreOptions())
     dims = {manifest.embedder_dim, store.dim} | ({embedder_dim} if embedder_dim is not None else set())
     if len(dims) != 1 or not (len(documents) == len(tokens) == len(store) == manifest.doc_count):
         raise IndexMismatchError(
@@ -196,23 +254,29 @@ def load_index(data_dir: Path, embedder_id: str | None = None, embedder_dim: int
     return LoadedIndex(manifest, documents, tokens, store)
 
 
-def clean_index(data_dir: Path, dry_run: bool = False) -> list[Path]:
-    """Remove exactly the files the manifest lists (and the manifest, and then-empty index folders)."""
+def clean_index(data_dir: Path, dry_run: bool = False,
+                store_options: StoreOptions | None = None) -> list[Path | str]:
+    """Remove exactly the files the manifest lists (and the manifest, and then-empty index folders), and drop
+    the Milvus server collection it names; the collection is listed as ``milvus collection NAME on URI``."""
     data_dir = data_dir.resolve()
     manifest = read_manifest(data_dir)
     if manifest is None:
         return []
-    targets: list[Path] = []
+    targets: list[Path | str] = []
     for rel in manifest.files:
         path = (data_dir / rel).resolve()
         if not path.is_relative_to(data_dir):
             raise IndexError_(f"refusing to remove {path}: outside the data dir {data_dir}")
         targets.append(path)
     targets.append(data_dir / MANIFEST)
+    if manifest.store_uri and manifest.collection:
+        targets.append(f"milvus collection {manifest.collection} on {manifest.store_uri}")
     if dry_run:
         return targets
+    store_backend(manifest.store).drop(manifest.store_ref(data_dir), store_options or StoreOptions())
     for path in targets:
-        path.unlink(missing_ok=True)
+        if isinstance(path, Path):
+            path.unlink(missing_ok=True)
     index_dir = (data_dir / manifest.index_dir).resolve()
     if index_dir.is_relative_to(data_dir) and index_dir.is_dir() and not any(index_dir.iterdir()):
         index_dir.rmdir()

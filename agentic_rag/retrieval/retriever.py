@@ -18,7 +18,9 @@ from ..knowledge.corpus import Document
 from ..knowledge.index import LoadedIndex, load_index
 from .analysis import QueryAnalysis, analyze_query
 from .bm25 import make_bm25
-from .channels import MATCHERS, QUERY_WEIGHTS, Bm25Channel, Channel, DenseChannel, GramChannel, Matcher, QueryText
+from ..knowledge.stores import StoreOptions, TextSearchStore
+from .channels import (MATCHERS, QUERY_WEIGHTS, Bm25Channel, Channel, DenseChannel, EngineHybridChannel, GramChannel,
+                       Matcher, QueryText, StoreBm25Channel)
 from .embedder import Embedder, load_embedder
 from .fusion import CHANNEL_WEIGHTS, FusedHit, RankedList, weighted_rrf
 from .models import resolve_embedder
@@ -53,11 +55,7 @@ class LocalRetriever:
         self.embedder = embedder
         self.tokenizer = tokenizer
         self.reranker = reranker
-        self.channels: dict[str, Channel] = {
-            "vector": DenseChannel(embedder, index.store),
-            "bm25": Bm25Channel(make_bm25(index.tokens, self.settings.bm25_backend), tokenizer),
-            "gram": GramChannel([d.keyword_text for d in self.documents]),
-        }
+        self.channels: dict[str, Channel] = self._channels(index, embedder, tokenizer)
         self.laws: list[str] = sorted({d.law for d in self.documents})
         # The knowledge base's law when the index holds exactly one (prompts and the citation check name it).
         self.law: str | None = self.laws[0] if len(self.laws) == 1 else None
@@ -66,13 +64,34 @@ class LocalRetriever:
             if d.article is not None:
                 self._by_article.setdefault(d.article, []).append(i)
 
+    def _channels(self, index: LoadedIndex, embedder: Embedder, tokenizer: LegalTokenizer) -> dict[str, Channel]:
+        """The channels over this index. A store with its own full-text search (Milvus) serves the BM25 channel,
+        and the in-engine hybrid, instead of a BM25 matrix built here."""
+        store = index.store
+        channels: dict[str, Channel] = {"vector": DenseChannel(embedder, store),
+                                        "gram": GramChannel([d.keyword_text for d in self.documents])}
+        if isinstance(store, TextSearchStore):
+            channels["bm25"] = StoreBm25Channel(store, tokenizer)
+            if self.settings.milvus_hybrid == "engine":
+                channels["milvus_rrf"] = EngineHybridChannel(embedder, tokenizer, store, self.settings.rrf_k)
+        else:
+            channels["bm25"] = Bm25Channel(make_bm25(index.tokens, self.settings.bm25_backend), tokenizer)
+        return channels
+
+    def channel_names(self, matcher: Matcher) -> tuple[str, ...]:
+        """The channels a matcher fuses here: matcher hybrid on Milvus is the engine's own RRF (one list per text)."""
+        if matcher == "hybrid" and "milvus_rrf" in self.channels:
+            return ("milvus_rrf",)
+        return MATCHERS[matcher]
+
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> LocalRetriever:
         """Resolve the models and load the index named by the settings (errors say how to fix them)."""
         settings = settings or get_settings()
         resolved = resolve_embedder(settings.embedding_model, settings.models_dir)
         embedder = load_embedder(resolved, settings.embed_batch_size, settings.embed_threads)
-        index = load_index(settings.data_dir, embedder.model_id, embedder.dim, corpus_file=settings.corpus_path)
+        index = load_index(settings.data_dir, embedder.model_id, embedder.dim, corpus_file=settings.corpus_path,
+                           store_options=StoreOptions.from_settings(settings))
         return cls(index, embedder, LegalTokenizer(), make_reranker(settings), settings)
 
     # ------------------------------------------------------------------ lookups
@@ -141,7 +160,7 @@ class LocalRetriever:
 
     def _rank(self, texts: list[QueryText], analysis: QueryAnalysis, matcher: Matcher,
               timings: dict[str, float]) -> tuple[list[RankedList], float | None]:
-        names = MATCHERS[matcher]
+        names = self.channel_names(matcher)
         # A single-channel matcher ranks by that channel alone, even one the query type gives no weight in a fusion.
         weights = CHANNEL_WEIGHTS[analysis.type] if len(names) > 1 else dict.fromkeys(names, 1.0)
         lists: list[RankedList] = []
@@ -151,8 +170,8 @@ class LocalRetriever:
             t0 = time.perf_counter()
             own = texts if channel.uses_keywords else [t for t in texts if t.kind != "keywords"]
             for result in channel.search(own, self.settings.channel_candidates, timings):
-                if name == "vector" and result.text.kind == "original" and result.hits:
-                    max_cos = result.hits[0][1]  # the user's words, not what a rewriter made of them
+                if result.text.kind == "original" and result.top_cosine is not None:
+                    max_cos = result.top_cosine  # the user's words, not what a rewriter made of them
                 lists.append(RankedList(name, weights[name] * QUERY_WEIGHTS[result.text.kind], result.hits))
             timings[name] = (time.perf_counter() - t0) * 1000
         return lists, max_cos

@@ -94,6 +94,15 @@ def test_manifest_records_store_and_collection_and_no_token(tmp_path, caplog):
     assert info == {"uri": None, "collection": manifest.collection, "dense_index": "FLAT"}
 
 
+def test_settings_select_milvus_and_keep_the_token_secret():
+    settings = Settings(_env_file=None, vector_store="milvus", milvus_uri="http://milvus:19530",
+                        milvus_token="root:pw-Secret-42")
+    assert "pw-Secret-42" not in repr(settings) and "root:pw-Secret-42" in settings.secrets()  # log redaction
+    options = StoreOptions.from_settings(settings)
+    assert options.uri == "http://milvus:19530" and "pw-Secret-42" not in repr(options)
+    assert StoreOptions.from_settings(Settings(_env_file=None, milvus_uri="./data/milvus.db")).uri is None  # Lite
+
+
 def test_dense_search_equals_faiss_on_the_same_vectors(milvus_index, fake_data_dir):
     faiss_index = load_index(fake_data_dir)  # the same corpus and embedder, FAISS IndexFlatIP
     assert [d.id for d in faiss_index.documents] == [d.id for d in milvus_index.documents]

@@ -68,7 +68,8 @@ def milvus_index(milvus_dir):
 
 @pytest.fixture(scope="module")
 def milvus_retriever(milvus_index, milvus_dir):
-    settings = Settings(_env_file=None, data_dir=milvus_dir, reranker="none", min_vector_score=0.0)
+    settings = Settings(_env_file=None, data_dir=milvus_dir, reranker="none", min_vector_score=0.0,
+                        milvus_hybrid="engine")
     return LocalRetriever(milvus_index, BigramEmbedder(), LegalTokenizer(), None, settings)
 
 
@@ -150,11 +151,12 @@ def test_retriever_uses_milvus_bm25_and_the_in_engine_hybrid(milvus_retriever):
     assert milvus_retriever.retrieve("第二十八条是什么", matcher="bm25").articles[0].article == 28  # exact lookup
 
 
-def test_client_side_hybrid_stays_selectable(milvus_index, milvus_dir):
-    settings = Settings(_env_file=None, data_dir=milvus_dir, reranker="none", milvus_hybrid="client")
+def test_by_default_hybrid_is_the_weighted_client_fusion_over_milvus_channels(milvus_index, milvus_dir):
+    settings = Settings(_env_file=None, data_dir=milvus_dir, reranker="none")
     retriever = LocalRetriever(milvus_index, BigramEmbedder(), LegalTokenizer(), None, settings)
     result = retriever.retrieve("敏感个人信息包括哪些", matcher="hybrid")
     assert "milvus_rrf" not in retriever.channels and "vector" in result.articles[0].channels
+    assert type(retriever.channels["bm25"]).__name__ == "StoreBm25Channel"  # still Milvus's own BM25
 
 
 def test_retrieve_stage_and_eval_work_on_the_milvus_index(milvus_retriever, fake_settings):

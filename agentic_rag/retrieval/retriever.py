@@ -79,7 +79,8 @@ class LocalRetriever:
         return channels
 
     def channel_names(self, matcher: Matcher) -> tuple[str, ...]:
-        """The channels a matcher fuses here: matcher hybrid on Milvus is the engine's own RRF (one list per text)."""
+        """The channels a matcher fuses here: with MILVUS_HYBRID=engine, matcher hybrid on Milvus is the engine's
+        own RRF (one list per text)."""
         if matcher == "hybrid" and "milvus_rrf" in self.channels:
             return ("milvus_rrf",)
         return MATCHERS[matcher]

@@ -128,10 +128,11 @@ def write_manifest(data_dir: Path, manifest: Manifest) -> None:
 
 
 def drop_store(kind: str, ref: StoreRef, options: StoreOptions) -> None:
-    """Drop what a build created outside its folder (a Milvus server collection); logged, never fatal: the
-    manifest already points elsewhere, so a leftover collection costs space, not correctness."""
+    """Drop what a build created outside its folder (a Milvus server collection) on the server it was created on,
+    not on today's MILVUS_URI; logged, never fatal: the manifest already points elsewhere, so a leftover collection
+    costs space, not correctness."""
     try:
-        store_backend(kind).drop(ref, options)
+        store_backend(kind).drop(ref, StoreOptions(token=options.token))
     except Exception as e:  # noqa: BLE001
         log.warning("could not drop the %s store %s on %s: %s", kind, ref.collection, ref.uri, e)
 

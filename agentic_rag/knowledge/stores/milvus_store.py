@@ -63,8 +63,11 @@ def connect(uri: str, token=None):
         from pymilvus.exceptions import MilvusException
     from ...config import reveal
 
+    # Lite's engine sends GOAWAY "too_many_pings" to pymilvus' idle keepalive pings (every 10 s while a build embeds
+    # the next batch); a local socket needs no keepalive while no call is running.
+    extra = {} if is_server_uri(uri) else {"grpc_options": {"grpc.keepalive_permit_without_calls": False}}
     try:
-        return MilvusClient(uri=uri, token=reveal(token) or "")
+        return MilvusClient(uri=uri, token=reveal(token) or "", **extra)
     except MilvusException as e:
         if is_server_uri(uri):
             raise StoreUnavailableError(f"cannot reach the Milvus server at {uri}: {e}. Is it running "

@@ -142,6 +142,7 @@ def test_hybrid_is_the_engines_rrf_of_dense_and_bm25(milvus_index):
 # ---------------------------------------------------------------------------------------------- retriever and stage
 def test_retriever_uses_milvus_bm25_and_the_in_engine_hybrid(milvus_retriever):
     assert type(milvus_retriever.channels["bm25"]).__name__ == "StoreBm25Channel"
+    milvus_retriever.warm_up()  # the app's warm-up: one keyword query
     hybrid = milvus_retriever.retrieve("不满十四周岁未成年人的个人信息要谁同意", matcher="hybrid")
     assert hybrid.articles[0].article == 31
     assert set(hybrid.articles[0].channels) == {"milvus_rrf"}

@@ -39,8 +39,9 @@ def _parser(settings) -> argparse.ArgumentParser:
                    help="embedder name or path (default: EMBEDDING_MODEL, else bge-m3, else the offline pack)")
     one = p.add_mutually_exclusive_group()
     one.add_argument("--update-law", metavar="TITLE",
-                     help="Milvus index: replace this law's articles (full title, e.g. 中华人民共和国个人信息保护法) by "
-                          "its articles in --corpus; only new or changed articles are embedded")
+                     help="Milvus index: replace this law's articles (its full title, e.g. "
+                          "中华人民共和国个人信息保护法) by its articles in --corpus; only new or changed articles "
+                          "are embedded")
     one.add_argument("--delete-law", metavar="TITLE", help="Milvus index: delete this law's articles")
     return p
 

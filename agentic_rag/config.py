@@ -56,8 +56,9 @@ class Settings(BaseSettings):
     milvus_index: Literal["FLAT", "IVF_FLAT", "HNSW", "AUTOINDEX"] = Field(
         "FLAT", description="dense index of a new build: FLAT is exact like FAISS (HNSW needs a server, not Lite)")
     milvus_hybrid: Literal["engine", "client"] = Field(
-        "client", description="matcher hybrid on Milvus: client = the per-query-type weighted RRF the FAISS index uses; "
-                              "engine = Milvus's own RRF (equal weights: PIPL eval R@5 0.805 vs 0.895, docs/milvus.md)")
+        "client", description="matcher hybrid on Milvus: client = the per-query-type weighted RRF the FAISS index "
+                              "uses; engine = Milvus's own RRF (equal weights: PIPL eval R@5 0.805 vs 0.895, "
+                              "docs/milvus.md)")
 
     # --- models for retrieval
     embedding_model: str | None = Field(None, description="name or path; default: bge-m3 if downloaded, "

@@ -128,7 +128,8 @@ def build_phase(docs, backend: str, workdir: Path) -> tuple[dict, Path]:
                                store=store, store_options=StoreOptions(dense_index=dense_index))
     index_dir = data_dir / manifest.index_dir
     store_s = t.s - tokenizer.seconds - embedder.seconds
-    return {"store": store, "dense_index": dense_index, "build_s": round(t.s, 1), "build_cpu_s_python": round(t.cpu_s, 1),
+    return {"store": store, "dense_index": dense_index, "build_s": round(t.s, 1),
+            "build_cpu_s_python": round(t.cpu_s, 1),
             "docs_per_s": round(len(docs) / t.s, 1), "tokenize_s": round(tokenizer.seconds, 1),
             "random_vectors_s": round(embedder.seconds, 1),
             "store_and_files_s": round(store_s, 1), "store_and_files_docs_per_s": round(len(docs) / store_s, 1),
@@ -207,7 +208,8 @@ def bm25_recall(index, backend: str, questions, tokenizer) -> dict:
             toks = tokenizer.expand_query(q["query"])
             hits = top_k(scorer.get_scores(toks), DEPTH) if scorer else index.store.bm25([" ".join(toks)], DEPTH)[0]
             ranked = [ids[d] for d, _ in hits]
-            rows.append((recall_at(ranked, q["gold"], 10), recall_at(ranked, q["gold"], 100), mrr_at(ranked, q["gold"], 10)))
+            gold = q["gold"]
+            rows.append((recall_at(ranked, gold, 10), recall_at(ranked, gold, 100), mrr_at(ranked, gold, 10)))
     n = len(rows)
     return {"n_questions": n, "recall@10": round(sum(r[0] for r in rows) / n, 4),
             "recall@100": round(sum(r[1] for r in rows) / n, 4), "mrr@10": round(sum(r[2] for r in rows) / n, 4),
@@ -325,6 +327,29 @@ def report(result: dict) -> str:
     return table(head, rows, first_width=30, width=11, digits=3)
 
 
+def _header() -> dict:
+    """What the run measured and how (the JSON's self-description)."""
+    return {"benchmark": "bench_milvus", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+           "host": {"cpus": os.cpu_count(), "python": platform.python_version(), "nice": os.nice(0),
+                    "loadavg_start": loadavg()},
+           "vectors": VECTOR_NOTE, "k_candidates": K_CANDIDATES, "stard_depth": DEPTH,
+           "channels": {"dense": "FAISS IndexFlatIP search | Milvus dense search (FLAT or IVF_FLAT nlist 1024 "
+                                 "nprobe 32), generation filter on",
+                        "bm25": "SparseBM25 (LegalTokenizer tokens, lucene idf) | "
+                                "Milvus BM25 (jieba analyzer)",
+                        "hybrid": "FAISS: dense + SparseBM25 + weighted RRF in Python (semantic weights) | "
+                                  "Milvus: one hybrid_search, RRFRanker(60) (MILVUS_HYBRID=engine)",
+                        "hybrid_client": "Milvus only: Milvus dense + Milvus BM25 + the same weighted RRF in "
+                                         "Python (MILVUS_HYBRID=client, the default)"},
+           "update_one_law": "Milvus: init_index --update-law on the law with most articles (2 reworded, "
+                             "1 repealed, 1 added), in place, after the queries",
+           "not_timed": "query embedding (the same for both backends), query expansion",
+           "rss_note": "peak_rss_serving_mb: the phase's Python process (ru_maxrss) after build, load and "
+                       "queries; peak_rss_mb: the same at the end (Milvus: after the in-place update, which "
+                       "re-reads documents and tokens); engine_peak_rss_mb: Milvus Lite's engine process "
+                       "(VmHWM) before the update. The table's peak MB = serving + engine.", "phases": {}}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sets", nargs="+", choices=list(DEFAULT_PHASES), default=list(DEFAULT_PHASES))
@@ -344,24 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, ensure_ascii=False))
         return 0
     os.environ.setdefault("TQDM_DISABLE", "1")
-    result: dict = {"benchmark": "bench_milvus", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "host": {"cpus": os.cpu_count(), "python": platform.python_version(), "nice": os.nice(0),
-                             "loadavg_start": loadavg()},
-                    "vectors": VECTOR_NOTE, "k_candidates": K_CANDIDATES, "stard_depth": DEPTH,
-                    "channels": {"dense": "FAISS IndexFlatIP search | Milvus dense search (FLAT or IVF_FLAT nlist 1024 "
-                                          "nprobe 32), generation filter on",
-                                 "bm25": "SparseBM25 (LegalTokenizer tokens, lucene idf) | Milvus BM25 (jieba analyzer)",
-                                 "hybrid": "FAISS: dense + SparseBM25 + weighted RRF in Python (semantic weights) | "
-                                           "Milvus: one hybrid_search, RRFRanker(60) (MILVUS_HYBRID=engine)",
-                                 "hybrid_client": "Milvus only: Milvus dense + Milvus BM25 + the same weighted RRF in "
-                                                  "Python (MILVUS_HYBRID=client, the default)"},
-                    "update_one_law": "Milvus: init_index --update-law on the law with most articles (2 reworded, "
-                                      "1 repealed, 1 added), in place, after the queries",
-                    "not_timed": "query embedding (the same for both backends), query expansion",
-                    "rss_note": "peak_rss_serving_mb: the phase's Python process (ru_maxrss) after build, load and "
-                                "queries; peak_rss_mb: the same at the end (Milvus: after the in-place update, which "
-                                "re-reads documents and tokens); engine_peak_rss_mb: Milvus Lite's engine process "
-                                "(VmHWM) before the update. The table's peak MB = serving + engine.", "phases": {}}
+    result = _header()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-milvus-") as workdir:
         for set_name in args.sets:

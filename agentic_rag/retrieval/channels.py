@@ -56,7 +56,8 @@ class DenseChannel:
         vectors = self.embedder.encode_queries([t.text for t in texts])
         t1 = time.perf_counter()
         scores, ids = self.store.search(vectors, k)
-        timings.update({"embed": (t1 - t0) * 1000, getattr(self.store, "kind", "faiss"): (time.perf_counter() - t1) * 1000})
+        store_ms = (time.perf_counter() - t1) * 1000
+        timings.update({"embed": (t1 - t0) * 1000, getattr(self.store, "kind", "faiss"): store_ms})
         out = [ChannelHits(t, [(int(i), float(s)) for s, i in zip(row_s, row_i) if i >= 0])
                for t, row_s, row_i in zip(texts, scores, ids)]
         for result in out:

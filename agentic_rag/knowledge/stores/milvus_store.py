@@ -251,7 +251,8 @@ class MilvusStore:
                 out[i] = self._hits(r)
         return out
 
-    def hybrid(self, vectors: np.ndarray, texts: Sequence[str], k: int, rrf_k: int = 60) -> list[list[tuple[int, float]]]:
+    def hybrid(self, vectors: np.ndarray, texts: Sequence[str], k: int,
+               rrf_k: int = 60) -> list[list[tuple[int, float]]]:
         """In-engine RRF of the dense and the BM25 ranking, one request per (vector, text) pair."""
         from pymilvus import AnnSearchRequest, RRFRanker
 

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 def warm_up(settings: Settings) -> None:
     """Open the index and load the models a first question needs (errors surface later, with a message)."""
     try:
-        get_retriever(settings)
+        get_retriever(settings).warm_up()
         local = {model_name(r, settings) for r in ROLES if model_name(r, settings).startswith(LOCAL_PREFIX)}
         if local:
             from .llm.local import load_model, local_model_path

@@ -46,6 +46,20 @@ class Settings(BaseSettings):
     kb_law: str | None = Field(None, description="the law the knowledge base holds, as prompts and the citation "
                                                  "check name it; default: the law of the index when it holds one")
 
+    # --- vector store (init_index.py builds into it; a built index is read back from what its manifest records)
+    vector_store: Literal["faiss", "milvus"] = Field(
+        "faiss", description="faiss: exact search in process; milvus: dense + Milvus BM25 + in-engine RRF (pymilvus)")
+    milvus_uri: str | None = Field(
+        None, description="a Milvus server (http://host:19530); unset or a *.db path: a Milvus Lite file inside "
+                          "the index folder (one process at a time)")
+    milvus_token: SecretStr | None = Field(None, description="user:password or an API key; never logged or stored")
+    milvus_index: Literal["FLAT", "IVF_FLAT", "HNSW", "AUTOINDEX"] = Field(
+        "FLAT", description="dense index of a new build: FLAT is exact like FAISS (HNSW needs a server, not Lite)")
+    milvus_hybrid: Literal["engine", "client"] = Field(
+        "client", description="matcher hybrid on Milvus: client = the per-query-type weighted RRF the FAISS index "
+                              "uses; engine = Milvus's own RRF (equal weights: PIPL eval R@5 0.805 vs 0.895, "
+                              "docs/milvus.md)")
+
     # --- models for retrieval
     embedding_model: str | None = Field(None, description="name or path; default: bge-m3 if downloaded, "
                                                            "else the offline EmbeddingGemma")
@@ -135,7 +149,8 @@ class Settings(BaseSettings):
 
     def secrets(self) -> list[str]:
         """Every configured key's value (the log filter redacts them)."""
-        fields = (self.deepseek_api_key, self.serpapi_api_key, self.tavily_api_key, self.bocha_api_key)
+        fields = (self.deepseek_api_key, self.serpapi_api_key, self.tavily_api_key, self.bocha_api_key,
+                  self.milvus_token)
         return [v for v in map(reveal, fields) if v]
 
 

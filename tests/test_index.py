@@ -17,14 +17,12 @@ import pytest
 
 from agentic_rag.config import PROJECT_ROOT
 from agentic_rag.knowledge.corpus import corpus_sha256, file_sha256, load_corpus
+from agentic_rag.knowledge.embedding import CHECKPOINT_DIR, PROGRESS_FILE, build_dir_name
 from agentic_rag.knowledge.index import (
-    CHECKPOINT_DIR,
     MANIFEST,
-    PROGRESS_FILE,
     IndexError_,
     IndexMismatchError,
     IndexNotFoundError,
-    build_dir_name,
     build_index,
     clean_index,
     load_index,

@@ -18,7 +18,9 @@ from ..knowledge.corpus import Document
 from ..knowledge.index import LoadedIndex, load_index
 from .analysis import QueryAnalysis, analyze_query
 from .bm25 import make_bm25
-from .channels import MATCHERS, QUERY_WEIGHTS, Bm25Channel, Channel, DenseChannel, GramChannel, Matcher, QueryText
+from ..knowledge.stores import StoreOptions, TextSearchStore
+from .channels import (MATCHERS, QUERY_WEIGHTS, Bm25Channel, Channel, DenseChannel, EngineHybridChannel, GramChannel,
+                       Matcher, QueryText, StoreBm25Channel)
 from .embedder import Embedder, embedder_from_settings
 from .fusion import CHANNEL_WEIGHTS, FusedHit, RankedList, weighted_rrf
 from .laws import laws_named, resolve
@@ -60,11 +62,7 @@ class LocalRetriever:
         self.embedder = embedder
         self.tokenizer = tokenizer
         self.reranker = reranker
-        self.channels: dict[str, Channel] = {
-            "vector": DenseChannel(embedder, index.store),
-            "bm25": Bm25Channel(make_bm25(index.tokens, self.settings.bm25_backend), tokenizer),
-            "gram": GramChannel([d.keyword_text for d in self.documents]),
-        }
+        self.channels: dict[str, Channel] = self._channels(index, embedder, tokenizer)
         self.laws: list[str] = sorted({d.law for d in self.documents})
         # The knowledge base's law when the index holds exactly one (prompts and the citation check name it).
         self.law: str | None = self.laws[0] if len(self.laws) == 1 else None
@@ -73,13 +71,39 @@ class LocalRetriever:
             if d.article is not None:
                 self._by_article.setdefault(d.article, []).append(i)
 
+    def _channels(self, index: LoadedIndex, embedder: Embedder, tokenizer: LegalTokenizer) -> dict[str, Channel]:
+        """The channels over this index. A store with its own full-text search (Milvus) serves the BM25 channel,
+        and the in-engine hybrid, instead of a BM25 matrix built here."""
+        store = index.store
+        channels: dict[str, Channel] = {"vector": DenseChannel(embedder, store),
+                                        "gram": GramChannel([d.keyword_text for d in self.documents])}
+        if isinstance(store, TextSearchStore):
+            channels["bm25"] = StoreBm25Channel(store, tokenizer)
+            if self.settings.milvus_hybrid == "engine":
+                channels["milvus_rrf"] = EngineHybridChannel(embedder, tokenizer, store, self.settings.rrf_k)
+        else:
+            channels["bm25"] = Bm25Channel(make_bm25(index.tokens, self.settings.bm25_backend), tokenizer)
+        return channels
+
+    def channel_names(self, matcher: Matcher) -> tuple[str, ...]:
+        """The channels a matcher fuses here: with MILVUS_HYBRID=engine, matcher hybrid on Milvus is the engine's
+        own RRF (one list per text)."""
+        if matcher == "hybrid" and "milvus_rrf" in self.channels:
+            return ("milvus_rrf",)
+        return MATCHERS[matcher]
+
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> LocalRetriever:
         """Resolve the models and load the index named by the settings (errors say how to fix them)."""
         settings = settings or get_settings()
         embedder = embedder_from_settings(settings)
-        index = load_index(settings.data_dir, embedder.model_id, embedder.dim, corpus_file=settings.corpus_path)
+        index = load_index(settings.data_dir, embedder.model_id, embedder.dim, corpus_file=settings.corpus_path,
+                           store_options=StoreOptions.from_settings(settings))
         return cls(index, embedder, LegalTokenizer(), make_reranker(settings), settings)
+
+    def warm_up(self) -> None:
+        """One keyword query: Milvus's engine loads its jieba dictionary on the first full-text search (~1.5 s)."""
+        self.channels["bm25"].search([QueryText("original", "个人信息")], 1, {})
 
     # ------------------------------------------------------------------ lookups
     def lookup(self, refs: Sequence[ArticleRef], default_law: str | None = None) -> list[int]:
@@ -188,7 +212,7 @@ class LocalRetriever:
 
     def _rank(self, texts: list[QueryText], analysis: QueryAnalysis, matcher: Matcher,
               timings: dict[str, float]) -> tuple[list[RankedList], list[tuple[int, float]]]:
-        names = MATCHERS[matcher]
+        names = self.channel_names(matcher)
         # A single-channel matcher ranks by that channel alone, even one the query type gives no weight in a fusion.
         if len(names) > 1:  # FUSION_WEIGHTS overrides the default per query type (and per channel)
             weights = {**CHANNEL_WEIGHTS[analysis.type], **(self.settings.fusion_weights or {}).get(analysis.type, {})}

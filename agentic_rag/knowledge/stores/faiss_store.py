@@ -4,6 +4,7 @@ Vectors are L2-normalised by the embedder, so inner product is cosine similarity
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +15,9 @@ class FaissStore:
     FILE = "vectors.faiss"
 
     @classmethod
-    def create(cls, dim: int) -> FaissStore:
-        return cls(dim)
+    def create(cls, dim: int, directory: Path | None = None, collection: str | None = None,
+               options=None) -> FaissStore:
+        return cls(dim)  # everything lives in memory until save() writes the index folder
 
     def __init__(self, dim: int, index=None):
         import faiss
@@ -26,7 +28,7 @@ class FaissStore:
     def __len__(self) -> int:
         return int(self._index.ntotal)
 
-    def add(self, vectors: np.ndarray) -> None:
+    def add(self, vectors: np.ndarray, documents: Sequence | None = None) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
             raise ValueError(f"expected vectors of shape (n, {self.dim}), got {vectors.shape}")
@@ -51,8 +53,13 @@ class FaissStore:
         return [self.FILE]
 
     @classmethod
-    def load(cls, directory: Path) -> FaissStore:
+    def load(cls, ref, documents: Sequence | None = None, options=None) -> FaissStore:
         import faiss
 
+        directory = ref if isinstance(ref, Path) else ref.directory
         index = faiss.read_index(str(directory / cls.FILE))
         return cls(index.d, index)
+
+    @classmethod
+    def drop(cls, ref, options=None) -> None:
+        """Nothing outside the index folder."""

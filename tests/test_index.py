@@ -370,7 +370,7 @@ def test_a_torn_chunk_file_is_embedded_again(tmp_path):
 def test_embedding_progress_is_logged_with_rate_and_eta(tmp_path, caplog):
     corpus = _lrb_corpus(tmp_path, n=9)
     docs = load_corpus(corpus)
-    with caplog.at_level(logging.INFO, logger="agentic_rag.knowledge.index"):
+    with caplog.at_level(logging.INFO, logger="agentic_rag.knowledge.embedding"):
         build_index(docs, FakeEmbedder(), FakeTokenizer(), tmp_path / "data", corpus_source="x", chunk_size=4)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("embedded chunk")]
     assert len(lines) == 3 and "3/3 (9/9 documents)" in lines[-1]

@@ -171,7 +171,6 @@ def vectors_for(name: str, texts: list[str], kind: str, cache_dir: Path, e5_inde
 
 
 def evaluate(name: str, emb, doc_vecs, q_vecs, docs, ids, questions, rankings, legal_tokens, tokenizer) -> dict:
-    from stard import CachedQueryEmbedder
 
     class _Named:  # run_dense reads model_id/dim and encodes queries only through the cache
         def __init__(self):

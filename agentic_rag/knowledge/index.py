@@ -268,7 +268,8 @@ def load_index(data_dir: Path, embedder_id: str | None = None, embedder_dim: int
             f"{len(tokens)} token rows, {len(store)} vectors, manifest says {manifest.doc_count}. "
             "Rebuild: python init_index.py --force")
     if corpus_file is not None and manifest.corpus_file_sha256 and corpus_file.exists():
-        if Path(manifest.corpus_source).name == corpus_file.name and file_sha256(corpus_file) != manifest.corpus_file_sha256:
+        same_file = Path(manifest.corpus_source).name == corpus_file.name
+        if same_file and file_sha256(corpus_file) != manifest.corpus_file_sha256:
             log.warning("%s changed since the index was built (%s): results reflect the old text until you run "
                         "python init_index.py", corpus_file, manifest.created_at)
     return LoadedIndex(manifest, documents, tokens, store, load_law_map(data_dir / manifest.index_dir))

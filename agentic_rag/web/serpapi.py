@@ -23,7 +23,7 @@ import requests
 import serpapi
 
 from ..state import WebOutcome
-from .base import ProviderBase, logger, short
+from .base import ProviderBase, short
 
 QUOTA_MARKERS = ("run out of searches", "out of searches", "plan searches", "searches per hour")
 EMPTY_MARKERS = ("hasn't returned any results", "has not returned any results", "no results")
@@ -87,8 +87,9 @@ class SerpApiSearch(ProviderBase):
         return self._outcome(data.get("organic_results"), query)
 
     def _from_exception(self, exc: Exception, query: str) -> WebOutcome:
+        # a ConnectTimeout is reported as a connection error, with the timeout as its context
         timed_out = isinstance(exc, (serpapi.TimeoutError, requests.exceptions.Timeout)) or \
-            isinstance(exc.__context__, requests.exceptions.Timeout)  # a ConnectTimeout is reported as a connection error
+            isinstance(exc.__context__, requests.exceptions.Timeout)
         if timed_out:
             return self._fail("timeout", self.message("timeout"), query, repr(exc))
         if isinstance(exc, serpapi.HTTPConnectionError):

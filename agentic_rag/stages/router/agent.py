@@ -57,7 +57,8 @@ def decide(question: str, best: float | None, kb_laws: list[str], floor: float,
     margin = laws.get("other_cosine", 0.0) - (best if best is not None else 1.0)
     if law_margin is not None and margin > law_margin:
         other = short(laws["other_law"])
-        return Route(kind="out_of_kb", reason=f"问题更接近《{other}》（相似度差 {margin:.2f}）", topic=other, signals=sig)
+        return Route(kind="out_of_kb", reason=f"问题更接近《{other}》（相似度差 {margin:.2f}）", topic=other,
+                     signals=sig)
     if topics.outside and not topics.in_kb:
         if best is None or best < SIMILARITY_HIGH:
             topic = "、".join(topics.outside)

@@ -128,3 +128,22 @@ def table(headers: Sequence[str], rows: Iterable[Sequence], first_width: int = 3
     for row in rows:
         lines.append(f"{str(row[0]):<{first_width}}" + "".join(fmt(v, width, digits) for v in row[1:]))
     return "\n".join(lines)
+
+
+def run_phase(script: str, name: str, extra: list[str]) -> dict:
+    """Run one benchmark phase of `script` in a fresh process (clean RSS, no warm caches shared between phases);
+    the phase prints its result as the last JSON line."""
+    import subprocess
+
+    cmd = [sys.executable, script, "--phase", name, *extra]
+    log(f"\n=== phase {name} (subprocess) ===")
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
+    wall = time.perf_counter() - t0
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    if proc.returncode != 0 or not lines:
+        return {"error": f"exit code {proc.returncode}", "wall_s": round(wall, 1)}
+    out = json.loads(lines[-1])
+    out["wall_s"] = round(wall, 1)
+    log(f"=== phase {name} done in {wall:.1f} s, peak RSS {out.get('peak_rss_mb')} MB ===")
+    return out

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (LAWREFBOOK, PROJECT_ROOT, Timer, current_rss_mb, load_stard, loadavg, log, pctl,  # noqa: E402
+from _common import (LAWREFBOOK, PROJECT_ROOT, Timer, current_rss_mb, load_stard, loadavg, log, pctl, run_phase,  # noqa: E402
                      peak_rss_mb, spread, table)
 
 DIM = 768
@@ -293,19 +293,8 @@ def dense_overlap(path: Path, dense_top: list, backend: str) -> dict | None:
 
 # ---------------------------------------------------------------------------------------------- driver
 def run_subprocess(phase: str, args, workdir: str) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--phase", phase, "--workdir", workdir,
-           "--latency-queries", str(args.latency_queries), "--limit-docs", str(args.limit_docs)]
-    log(f"\n=== phase {phase} (subprocess) ===")
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
-    wall = time.perf_counter() - t0
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
-    if proc.returncode != 0 or not lines:
-        return {"error": f"exit code {proc.returncode}", "wall_s": round(wall, 1)}
-    out = json.loads(lines[-1])
-    out["wall_s"] = round(wall, 1)
-    log(f"=== phase {phase} done in {wall:.1f} s ===")
-    return out
+    return run_phase(str(Path(__file__).resolve()), phase, [
+        "--workdir", workdir, "--latency-queries", str(args.latency_queries), "--limit-docs", str(args.limit_docs)])
 
 
 def report(result: dict) -> str:

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (MODELS_DIR, PIPL_EVAL, PROJECT_ROOT, Timer, current_rss_mb, load_national,  # noqa: E402
+from _common import (MODELS_DIR, PIPL_EVAL, PROJECT_ROOT, Timer, current_rss_mb, load_national, run_phase,  # noqa: E402
                      load_stard, loadavg, log, pctl, peak_rss_mb, spread, table)
 
 ALL_PHASES = ("pipl_build", "pipl_query", "scale", "bm25_compare")
@@ -474,20 +474,9 @@ PHASES = {"pipl_build": phase_pipl_build, "pipl_query": phase_pipl_query, "scale
 
 # ---------------------------------------------------------------------------------------------- driver
 def run_phase_subprocess(name: str, args, workdir: str) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--phase", name, "--workdir", workdir,
-           "--pipl-queries", str(args.pipl_queries), "--stard-queries", str(args.stard_queries),
-           "--embed-docs-per-s", str(args.embed_docs_per_s or 0)]
-    log(f"\n=== phase {name} (subprocess) ===")
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
-    wall = time.perf_counter() - t0
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
-    if proc.returncode != 0 or not lines:
-        return {"error": f"exit code {proc.returncode}", "wall_s": round(wall, 1)}
-    out = json.loads(lines[-1])
-    out["wall_s"] = round(wall, 1)
-    log(f"=== phase {name} done in {wall:.1f} s, peak RSS {out.get('peak_rss_mb')} MB ===")
-    return out
+    return run_phase(str(Path(__file__).resolve()), name, [
+        "--workdir", workdir, "--pipl-queries", str(args.pipl_queries), "--stard-queries", str(args.stard_queries),
+        "--embed-docs-per-s", str(args.embed_docs_per_s or 0)])
 
 
 def report(result: dict) -> str:

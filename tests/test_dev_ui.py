@@ -19,9 +19,8 @@ import httpx
 import pytest
 
 from agentic_rag.config import PROJECT_ROOT
-from tests.fakes.fake_llm import role_of
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.test_api_server import GRADE, QUESTION, REWRITE, free_port, stop
+from tests.test_api_server import QUESTION, Script, free_port, stop
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
@@ -39,14 +38,10 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-r
 FIRST_ANSWER_MS = 120_000  # the first question also loads the embedder
 
 
-def reply(body: dict) -> str:
-    prompt = "\n".join(str(m.get("content")) for m in body["messages"] if m["role"] == "user")
-    role = role_of(prompt)
-    if role == "rewriter":
-        return json.dumps(REWRITE, ensure_ascii=False)
-    if role == "evaluator":
-        return json.dumps(GRADE)
-    return ANSWER
+def reply() -> Script:
+    script = Script()
+    script.answer = ANSWER  # with a heading line, to see Markdown rendered
+    return script
 
 
 def start_web(port: int, env: dict, tmp: Path) -> subprocess.Popen:
@@ -72,7 +67,7 @@ def start_web(port: int, env: dict, tmp: Path) -> subprocess.Popen:
 def web(pipl_data_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("web")
     (tmp / "home").mkdir()
-    with FakeOpenAIServer(reply) as llm:
+    with FakeOpenAIServer(reply()) as llm:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SERPAPI", "AGENTIC", "DEEPSEEK"))}
         env.update({"AGENTIC_RAG_MODEL": "deepseek/deepseek-chat", "DEEPSEEK_API_KEY": "test-key",
                     "DEEPSEEK_API_BASE": llm.base_url, "DATA_DIR": str(pipl_data_dir), "RERANKER": "none",

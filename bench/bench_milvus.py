@@ -29,14 +29,13 @@ import hashlib
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (LAWREFBOOK, PROJECT_ROOT, Timer, current_rss_mb, load_stard, loadavg, log, pctl, run_phase,  # noqa: E402
+from _common import (LAWREFBOOK, Timer, current_rss_mb, load_stard, loadavg, log, pctl, run_phase,  # noqa: E402
                      peak_rss_mb, spread, table)
 
 DIM = 768
@@ -216,7 +215,7 @@ def bm25_recall(index, backend: str, questions, tokenizer) -> dict:
             "mean_ms_per_query_depth_100": round(t.s * 1000 / n, 2)}
 
 
-def run_phase(args) -> dict:
+def phase(args) -> dict:
     from agentic_rag.config import Settings
     from agentic_rag.knowledge.index import load_index
     from agentic_rag.retrieval.tokenizer import LegalTokenizer
@@ -353,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
 
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
         la0 = loadavg()
-        out = run_phase(args)
+        out = phase(args)
         out.update(peak_rss_mb=peak_rss_mb(), loadavg={"start": la0, "end": loadavg()})
         print(json.dumps(out, ensure_ascii=False))
         return 0

@@ -29,14 +29,13 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (MODELS_DIR, PIPL_EVAL, PROJECT_ROOT, Timer, current_rss_mb, load_national, run_phase,  # noqa: E402
+from _common import (MODELS_DIR, PIPL_EVAL, Timer, current_rss_mb, load_national, run_phase,  # noqa: E402
                      load_stard, loadavg, log, pctl, peak_rss_mb, spread, table)
 
 ALL_PHASES = ("pipl_build", "pipl_query", "scale", "bm25_compare")

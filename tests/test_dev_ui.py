@@ -8,7 +8,6 @@ On success the page is saved as docs/adk-web.png.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import subprocess
 import sys

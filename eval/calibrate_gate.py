@@ -60,20 +60,21 @@ def article_features(articles) -> dict:
 
 
 def backfill(rows: list[dict]) -> None:
-    """Rows collected before the per-article features existed get them from the (deterministic) retrieval."""
+    """Rows collected before the per-article features existed get their cosines from the stored vectors (the
+    question against each scored article: what the dense channel computes), and the fused scores as missing."""
     missing = [r for r in rows if "cosines" not in r]
     if not missing:
         return
     from agentic_rag.retrieval.retriever import LocalRetriever
-    from agentic_rag.stages.evidence import prompt_articles
 
     questions = {row["id"]: row["query"] for path in DATASETS
                  for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
     retriever = LocalRetriever.from_settings(get_settings().model_copy(update={"reranker": "none"}))
+    position = {d.article: i for i, d in enumerate(retriever.documents)}
     for r in missing:
-        articles = prompt_articles(retriever.retrieve(questions[r["id"]]).articles)
-        assert [a.article for a in articles] == r["articles"], r["id"]
-        r.update(article_features(articles))
+        q = retriever.embedder.encode_queries([questions[r["id"]]])[0]
+        vectors = retriever.index.store.vectors([position[n] for n in r["articles"]])
+        r.update(cosines=[round(float(v @ q), 6) for v in vectors], rrf=[None] * len(r["articles"]))
     FEATURES.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
@@ -161,16 +162,39 @@ def fit_models(rows: list[dict]) -> dict:
             "completeness": fit_logistic(comp_x, y, balanced(y)).round(4).tolist()}
 
 
-def total(r: dict, m: dict) -> tuple[float, list[float]]:
+def total(r: dict, m: dict, shift: float = 0.0) -> tuple[float, list[float]]:
+    """(the gate's total with the dimensions shifted by `shift`, the unshifted per-article P(relevant))."""
     lin = lambda w, v: w[0] + sum(a * b for a, b in zip(w[1:], v))  # noqa: E731
-    probs = [sigmoid(lin(m["relevance"], [d, 1.0 / (i + 1), cos]))
-             for i, (d, cos) in enumerate(zip(r["diffs"], r["cosines"]))]
+    logits = [lin(m["relevance"], [d, 1.0 / (i + 1), cos]) for i, (d, cos) in enumerate(zip(r["diffs"], r["cosines"]))]
     per_sub: dict = {}
-    for s, p in zip(r["subs"], probs):
-        per_sub[s] = max(per_sub.get(s, 0.0), p)
-    dims = [max(probs), sigmoid(lin(m["accuracy"], [r["diffs"][0], r["signals"]["best_cosine"]])),
-            sigmoid(lin(m["completeness"], [r["signals"][k] for k in SIGNALS])), min(per_sub.values())]
-    return round(sum(round(10 * p, 1) for p in dims), 1), probs
+    for s, x in zip(r["subs"], logits):
+        per_sub[s] = max(per_sub.get(s, -99.0), x)
+    dims = [max(logits), lin(m["accuracy"], [r["diffs"][0], r["signals"]["best_cosine"]]),
+            lin(m["completeness"], [r["signals"][k] for k in SIGNALS]), min(per_sub.values())]
+    return round(sum(round(10 * sigmoid(x + shift), 1) for x in dims), 1), [sigmoid(x) for x in logits]
+
+
+def choose_shift(rows: list[dict], oof_models: dict[str, dict], target_fail: float | None) -> float:
+    """The logit shift where PASS ≥ 32 sits: the best balanced accuracy (in-scope PASS rate + out-of-scope FAIL
+    rate) out of fold, ties to the stricter gate; or, with `target_fail`, the most lenient shift at which
+    out-of-scope questions fail at least that often."""
+    def rates(shift):
+        passed = {r["id"]: total(r, oof_models[r["id"]], shift)[0] >= THRESHOLD for r in rows}
+        pos, neg = [passed[r["id"]] for r in rows if r["y"]], [not passed[r["id"]] for r in rows if not r["y"]]
+        return sum(pos) / len(pos), sum(neg) / len(neg)
+    shifts = [round(x * 0.1, 1) for x in range(-30, 31)]  # from the strictest gate to the most lenient
+    if target_fail is None:
+        return max(shifts, key=lambda s: (sum(rates(s)), -s))
+    return max([s for s in shifts if rates(s)[1] >= target_fail], default=shifts[0])
+
+
+def choose_relevant(rows: list[dict], probs: dict[str, list[float]]) -> float:
+    """The P(relevant) from which an article may be cited: the best F1 of the cited set against gold on dev."""
+    def f1(t):
+        pr = [citation_view(r, probs[r["id"]], t) for r in rows if r["y"] == 1]
+        p, q = sum(a for a, _ in pr) / len(pr), sum(b for _, b in pr) / len(pr)
+        return 2 * p * q / (p + q) if p + q else 0.0
+    return max((round(x * 0.05, 2) for x in range(2, 19)), key=f1)
 
 
 def auroc(pos: list[float], neg: list[float]) -> float | None:
@@ -207,6 +231,9 @@ def citation_view(r: dict, probs: list[float], threshold: float) -> tuple[float,
 def report(rows: list[dict], scored: dict[str, tuple[float, list[float]]], threshold: float) -> dict:
     out: dict = {"auroc": auroc([scored[r["id"]][0] for r in rows if r["y"] == 1],
                                 [scored[r["id"]][0] for r in rows if r["y"] == 0])}
+    for name, label, want in (("answerable_pass_rate", 1, True), ("out_of_scope_fail_rate", 0, False)):
+        hits = [(scored[r["id"]][0] >= THRESHOLD) == want for r in rows if r["y"] == label]
+        out[name] = round(sum(hits) / len(hits), 4)
     for key in sorted({(r["set"], r["type"]) for r in rows}):
         group = [r for r in rows if (r["set"], r["type"]) == key]
         passed = [scored[r["id"]][0] >= THRESHOLD for r in group]
@@ -234,19 +261,21 @@ def fit(args) -> None:
     part = split(rows)
     data = labelled(rows)
     dev, test = [r for r in data if part[r["id"]] == "dev"], [r for r in data if part[r["id"]] == "test"]
-    oof: dict[str, tuple[float, list[float]]] = {}
+    oof_models: dict[str, dict] = {}
     for i, held in enumerate(folds(dev, args.k)):
-        train = [r for j, f in enumerate(folds(dev, args.k)) if j != i for r in f]
-        models = fit_models(train)
-        for r in held:
-            oof[r["id"]] = total(r, models)
+        models = fit_models([r for j, f in enumerate(folds(dev, args.k)) if j != i for r in f])
+        oof_models.update((r["id"], models) for r in held)
+    shift = choose_shift(dev, oof_models, args.target_fail)
+    oof = {r["id"]: total(r, oof_models[r["id"]], shift) for r in dev}
+    relevant = choose_relevant(dev, {rid: probs for rid, (_, probs) in oof.items()})
     final = fit_models(dev)
-    result = {"k_folds": args.k, "n_dev": len(dev), "n_test": len(test),
-              "left_out_in_scope_misses": len(rows) - len(data), "dev_out_of_fold": report(dev, oof, args.relevant),
-              "test": report(test, {r["id"]: total(r, final) for r in test}, args.relevant),
+    result = {"k_folds": args.k, "n_dev": len(dev), "n_test": len(test), "gate_shift": shift,
+              "relevant_threshold": relevant, "left_out_in_scope_misses": len(rows) - len(data),
+              "dev_out_of_fold": report(dev, oof, relevant),
+              "test": report(test, {r["id"]: total(r, final, shift) for r in test}, relevant),
               "test_ids": sorted(rid for rid, p in part.items() if p == "test"), "fitted_on_dev": final}
     REPORT.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
-    SHIPPED.write_text(json.dumps({**final, "relevant_threshold": args.relevant, "provenance": {
+    SHIPPED.write_text(json.dumps({**final, "relevant_threshold": relevant, "gate_shift": shift, "provenance": {
         "fitted": True, "by": "eval/calibrate_gate.py fit", "features": str(FEATURES.relative_to(ROOT)),
         "n_dev": len(dev), "test_auroc": result["test"]["auroc"], "k_folds": args.k}},
         ensure_ascii=False, indent=2), encoding="utf-8")
@@ -259,6 +288,8 @@ if __name__ == "__main__":
     sub.add_parser("collect")
     f = sub.add_parser("fit")
     f.add_argument("--k", type=int, default=5)
-    f.add_argument("--relevant", type=float, default=0.5, help="P(relevant) from which an article may be cited")
+    f.add_argument("--target-fail", type=float, default=None,
+                   help="share of out-of-scope dev questions the gate must fail (out of fold), which sets the shift; "
+                        "default: the shift of the best balanced accuracy")
     a = p.parse_args()
     collect(a) if a.command == "collect" else fit(a)

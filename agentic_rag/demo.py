@@ -18,7 +18,7 @@ from .retrieval.channels import MATCHERS
 from .retrieval.models import ModelNotAvailableError
 from .retrieval.retriever import LocalRetriever, QueryError
 from .retrieval.types import Retrieval
-from .state import CITATIONS, FINAL_ANSWER, PATH, QUALITY, RETRIEVAL, TIMINGS, DIMENSIONS
+from .state import CITATIONS, DIMENSIONS, FINAL_ANSWER, PATH, QUALITY, RETRIEVAL, TIMINGS
 
 CHANNELS = ("lookup", "vector", "bm25", "gram", "follow_up")
 

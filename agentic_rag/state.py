@@ -179,5 +179,16 @@ def merge(*deltas: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Article", "Retrieval", "Route", "Rewrite", "Plan", "Quality", "Attempt", "WebResult", "WebOutcome",
-           "Citations", "Slot"]
+__all__ = [
+    "Article",
+    "Attempt",
+    "Citations",
+    "Plan",
+    "Quality",
+    "Retrieval",
+    "Rewrite",
+    "Route",
+    "Slot",
+    "WebOutcome",
+    "WebResult",
+]

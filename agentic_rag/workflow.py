@@ -35,9 +35,30 @@ from .stages.retrieve import RetrieveStage
 from .stages.rewrite.agent import RewriteStage
 from .stages.router.agent import RouterStage
 from .stages.web import WebStage
-from .state import (ATTEMPTS, ERRORS, FINAL_ANSWER, LLM_CALLS, LLM_USAGE, PATH, PER_QUESTION, PLAN, QUALITY,
-                    QUALITY_PASSED, QUALITY_SCORE, RETRIEVAL, REWRITE, ROUTE, TIMINGS, USER_QUERY, WEB, Attempt,
-                    Plan, Quality, Retrieval, merge)
+from .state import (
+    ATTEMPTS,
+    ERRORS,
+    FINAL_ANSWER,
+    LLM_CALLS,
+    LLM_USAGE,
+    PATH,
+    PER_QUESTION,
+    PLAN,
+    QUALITY,
+    QUALITY_PASSED,
+    QUALITY_SCORE,
+    RETRIEVAL,
+    REWRITE,
+    ROUTE,
+    TIMINGS,
+    USER_QUERY,
+    WEB,
+    Attempt,
+    Plan,
+    Quality,
+    Retrieval,
+    merge,
+)
 from .web import make_provider
 
 log = logging.getLogger(__name__)

@@ -126,7 +126,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence], first_width: int = 3
     lines = [f"{headers[0]:<{first_width}}" + "".join(f"{h:>{width}}" for h in headers[1:])]
     lines.append("-" * len(lines[0]))
     for row in rows:
-        lines.append(f"{str(row[0]):<{first_width}}" + "".join(fmt(v, width, digits) for v in row[1:]))
+        lines.append(f"{row[0]!s:<{first_width}}" + "".join(fmt(v, width, digits) for v in row[1:]))
     return "\n".join(lines)
 
 

@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ["AGENTIC_RAG_ENV_FILE"] = os.devnull
 
-from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
-from tests.test_api_server import APP, Script, free_port, run_body, start_server, stop  # noqa: E402
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.test_api_server import APP, Script, free_port, run_body, start_server, stop
 
 QUESTIONS = ["我家孩子10岁，App收集他的信息要我同意吗？", "公司把我的手机号卖给别人合法吗？", "第二十八条是什么内容？",
              "人脸识别门禁要单独同意吗？", "你好"]

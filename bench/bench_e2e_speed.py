@@ -24,11 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentic_rag.config import get_settings  # noqa: E402
-from agentic_rag.eval.e2e import interleave_types  # noqa: E402
-from agentic_rag.eval.retrieval import load_dataset  # noqa: E402
-from agentic_rag.oneshot import ask  # noqa: E402
-from agentic_rag.state import LLM_CALLS, LLM_USAGE, PATH, QUALITY, TIMINGS  # noqa: E402
+from agentic_rag.config import get_settings
+from agentic_rag.eval.e2e import interleave_types
+from agentic_rag.eval.retrieval import load_dataset
+from agentic_rag.oneshot import ask
+from agentic_rag.state import LLM_CALLS, LLM_USAGE, PATH, QUALITY, TIMINGS
 
 CONFIGS = {"before": {"gate_mode": "json", "answer_max_tokens": 900}, "after": {}}
 TYPES = ("semantic", "keyword", "multi", "exact")

@@ -35,8 +35,19 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (LAWREFBOOK, Timer, current_rss_mb, load_stard, loadavg, log, pctl, run_phase,  # noqa: E402
-                     peak_rss_mb, spread, table)
+from _common import (
+    LAWREFBOOK,
+    Timer,
+    current_rss_mb,
+    load_stard,
+    loadavg,
+    log,
+    pctl,
+    peak_rss_mb,
+    run_phase,
+    spread,
+    table,
+)
 
 DIM = 768
 K_CANDIDATES = 30  # what the retriever asks each channel for (CHANNEL_CANDIDATES)

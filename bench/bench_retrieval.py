@@ -35,8 +35,21 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (MODELS_DIR, PIPL_EVAL, Timer, current_rss_mb, load_national, run_phase,  # noqa: E402
-                     load_stard, loadavg, log, pctl, peak_rss_mb, spread, table)
+from _common import (
+    MODELS_DIR,
+    PIPL_EVAL,
+    Timer,
+    current_rss_mb,
+    load_national,
+    load_stard,
+    loadavg,
+    log,
+    pctl,
+    peak_rss_mb,
+    run_phase,
+    spread,
+    table,
+)
 
 ALL_PHASES = ("pipl_build", "pipl_query", "scale", "bm25_compare")
 QUICK_PHASES = ("pipl_build", "pipl_query")
@@ -116,15 +129,15 @@ def _latency_table(default: dict, one: dict | None, width: int) -> str:
 
 # ---------------------------------------------------------------------------------------------- phase (a)
 def phase_pipl_build(args) -> dict:
+    import numpy as np
+
     from agentic_rag.config import Settings
     from agentic_rag.knowledge.corpus import file_sha256, load_corpus
-    from agentic_rag.retrieval.embedder import load_embedder
     from agentic_rag.knowledge.index import DOCS_FILE, TOKENS_FILE, _write_jsonl, build_index
-    from agentic_rag.retrieval.models import resolve_embedder
     from agentic_rag.knowledge.stores.faiss_store import FaissStore
+    from agentic_rag.retrieval.embedder import load_embedder
+    from agentic_rag.retrieval.models import resolve_embedder
     from agentic_rag.retrieval.tokenizer import LegalTokenizer
-
-    import numpy as np
 
     settings = Settings(_env_file=None)
     res: dict = {"rss_after_imports_mb": current_rss_mb()}
@@ -164,11 +177,10 @@ def phase_pipl_build(args) -> dict:
     store = FaissStore(embedder.dim)
     with Timer() as stages["faiss_add"]:
         store.add(mat)
-    with tempfile.TemporaryDirectory(prefix="bench-write-") as tmp:
-        with Timer() as stages["write"]:
-            _write_jsonl(Path(tmp) / TOKENS_FILE, tokens)
-            _write_jsonl(Path(tmp) / DOCS_FILE, (d.to_dict() for d in docs))
-            store.save(Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="bench-write-") as tmp, Timer() as stages["write"]:
+        _write_jsonl(Path(tmp) / TOKENS_FILE, tokens)
+        _write_jsonl(Path(tmp) / DOCS_FILE, (d.to_dict() for d in docs))
+        store.save(Path(tmp))
     res["stages"] = _stage_rows(stages, n)
     total = sum(t.s for k, t in stages.items() if "1 thread" not in k)
     res["stages_total_s"] = round(total, 3)
@@ -225,15 +237,15 @@ def phase_pipl_query(args) -> dict:
 def phase_scale(args) -> dict:
     import numpy as np
 
-    from agentic_rag.retrieval.bm25 import SparseBM25, top_k
     from agentic_rag.config import Settings
     from agentic_rag.knowledge.corpus import corpus_sha256
+    from agentic_rag.knowledge.index import DOCS_FILE, TOKENS_FILE, LoadedIndex, Manifest, _write_jsonl
+    from agentic_rag.knowledge.stores.faiss_store import FaissStore
+    from agentic_rag.retrieval.bm25 import SparseBM25, top_k
     from agentic_rag.retrieval.embedder import load_embedder
     from agentic_rag.retrieval.fusion import RankedList, weighted_rrf
-    from agentic_rag.knowledge.index import DOCS_FILE, TOKENS_FILE, LoadedIndex, Manifest, _write_jsonl
     from agentic_rag.retrieval.models import resolve_embedder
     from agentic_rag.retrieval.retriever import LocalRetriever
-    from agentic_rag.knowledge.stores.faiss_store import FaissStore
     from agentic_rag.retrieval.tokenizer import LegalTokenizer, char_bigrams
 
     res: dict = {"rss_after_imports_mb": current_rss_mb()}
@@ -289,11 +301,10 @@ def phase_scale(args) -> dict:
         "pipl_measured_docs_per_s": args.embed_docs_per_s or None}
 
     # Shared tokens for the rank-bm25 comparison phase (same corpus, no re-tokenisation).
-    with Timer() as t:
-        with open(Path(args.workdir) / "national_tokens.jsonl", "w", encoding="utf-8") as f:
-            for toks in tokens:
-                f.write(json.dumps(toks, ensure_ascii=False))
-                f.write("\n")
+    with Timer() as t, open(Path(args.workdir) / "national_tokens.jsonl", "w", encoding="utf-8") as f:
+        for toks in tokens:
+            f.write(json.dumps(toks, ensure_ascii=False))
+            f.write("\n")
     res["tokens_cache_write_s"] = round(t.s, 2)
 
     questions = spread(load_stard(), args.stard_queries)

@@ -55,8 +55,20 @@ if TYPE_CHECKING:
     import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (MODELS_DIR, RESULTS_DIR, Timer, load_national, load_stard, load_subset_keys,  # noqa: E402
-                     loadavg, log, pctl, peak_rss_mb, spread, table)
+from _common import (
+    MODELS_DIR,
+    RESULTS_DIR,
+    Timer,
+    load_national,
+    load_stard,
+    load_subset_keys,
+    loadavg,
+    log,
+    pctl,
+    peak_rss_mb,
+    spread,
+    table,
+)
 
 DEPTH = 100  # ranking depth evaluated, and the depth of every list fed into a fusion
 FLOORS = {  # ../shared/notes/retrieval-baselines.md (naive implementations measured on this machine class)
@@ -72,8 +84,7 @@ FLOOR_OF = {"bm25_naive": "bm25_naive", "bm25": "bm25_naive", "bm25_okapi": "bm2
             "retriever_hybrid": "dense", "retriever_ensemble": "dense"}
 
 NAIVE_STOPWORDS = frozenset(
-    "的 了 是 在 和 与 或 及 等 吗 呢 啊 吧 呀 么 我 你 他 她 它 我们 你们 他们 这 那 这个 那个 有 被 把 对 为 "
-    "什么 怎么 怎样 如何 哪些 是否 可以 能 会 要 请问 一个 就 都 也 还 又 但 而 如果".split())
+    ["的", "了", "是", "在", "和", "与", "或", "及", "等", "吗", "呢", "啊", "吧", "呀", "么", "我", "你", "他", "她", "它", "我们", "你们", "他们", "这", "那", "这个", "那个", "有", "被", "把", "对", "为", "什么", "怎么", "怎样", "如何", "哪些", "是否", "可以", "能", "会", "要", "请问", "一个", "就", "都", "也", "还", "又", "但", "而", "如果"])
 _HAS_WORD = re.compile(r"[\w\u4e00-\u9fff]")
 
 
@@ -266,10 +277,10 @@ def run(args) -> dict:
 
 
 def prepare_dense(args, national, subset_idx, questions) -> dict:
+    import torch
+
     from agentic_rag.retrieval.embedder import load_embedder
     from agentic_rag.retrieval.models import resolve_embedder
-
-    import torch
 
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
@@ -408,10 +419,10 @@ def cv_fusion(info, rankings, ids, questions, folds: int) -> None:
 def run_dense(info, rankings, docs, ids, questions, dense, legal_tokens, idx, tokenizer) -> None:
     from agentic_rag.config import Settings
     from agentic_rag.knowledge.corpus import corpus_sha256
-    from agentic_rag.retrieval.fusion import RankedList, weighted_rrf
     from agentic_rag.knowledge.index import LoadedIndex, Manifest
-    from agentic_rag.retrieval.retriever import LocalRetriever
     from agentic_rag.knowledge.stores.faiss_store import FaissStore
+    from agentic_rag.retrieval.fusion import RankedList, weighted_rrf
+    from agentic_rag.retrieval.retriever import LocalRetriever
 
     embedder = dense["embedder"]
     store = FaissStore(embedder.dim)

@@ -29,8 +29,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentic_rag.config import get_settings  # noqa: E402
-from agentic_rag.stages.grade.judge import SIGNALS, sigmoid  # noqa: E402
+from agentic_rag.config import get_settings
+from agentic_rag.stages.grade.judge import SIGNALS, sigmoid
 
 PIPL = "中华人民共和国个人信息保护法"
 FEATURES = ROOT / "eval" / "results" / "gate_features.jsonl"
@@ -80,11 +80,11 @@ def backfill(rows: list[dict]) -> None:
 
 def collect(args) -> None:
     from agentic_rag.llm.local import LocalLlamaLlm
+    from agentic_rag.retrieval.analysis import is_pure_lookup
     from agentic_rag.retrieval.retriever import LocalRetriever
     from agentic_rag.stages.base import SYSTEM
     from agentic_rag.stages.evidence import label, prompt_articles, shared_prefix
     from agentic_rag.stages.grade.prompt import RELEVANCE_TAIL
-    from agentic_rag.retrieval.analysis import is_pure_lookup
 
     settings = get_settings().model_copy(update={"reranker": "none"})
     retriever = LocalRetriever.from_settings(settings)
@@ -164,7 +164,7 @@ def fit_models(rows: list[dict]) -> dict:
 
 def total(r: dict, m: dict, shift: float = 0.0) -> tuple[float, list[float]]:
     """(the gate's total with the dimensions shifted by `shift`, the unshifted per-article P(relevant))."""
-    lin = lambda w, v: w[0] + sum(a * b for a, b in zip(w[1:], v))  # noqa: E731
+    lin = lambda w, v: w[0] + sum(a * b for a, b in zip(w[1:], v))
     logits = [lin(m["relevance"], [d, 1.0 / (i + 1), cos]) for i, (d, cos) in enumerate(zip(r["diffs"], r["cosines"]))]
     per_sub: dict = {}
     for s, x in zip(r["subs"], logits):

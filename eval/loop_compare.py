@@ -22,12 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentic_rag.config import get_settings  # noqa: E402
-from agentic_rag.eval.retrieval import load_dataset  # noqa: E402
-from agentic_rag.oneshot import ask  # noqa: E402
-from agentic_rag.retrieval.numerals import article_cn  # noqa: E402
-from agentic_rag.state import ATTEMPTS, LLM_CALLS, PATH, RETRIEVAL, ROUTE  # noqa: E402
-from tests.fakes.fake_llm import install  # noqa: E402
+from agentic_rag.config import get_settings
+from agentic_rag.eval.retrieval import load_dataset
+from agentic_rag.oneshot import ask
+from agentic_rag.retrieval.numerals import article_cn
+from agentic_rag.state import ATTEMPTS, LLM_CALLS, PATH, RETRIEVAL, ROUTE
+from tests.fakes.fake_llm import install
 
 DIMS = ("relevance", "completeness", "accuracy", "coverage")
 CONFIGS = {"loop_off": {"agentic_enabled": False}, "loop_on": {}}

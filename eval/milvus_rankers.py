@@ -14,12 +14,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from agentic_rag.config import Settings  # noqa: E402
-from agentic_rag.eval.metrics import mrr_at, recall_at  # noqa: E402
-from agentic_rag.eval.retrieval import load_dataset  # noqa: E402
-from agentic_rag.retrieval.retriever import LocalRetriever  # noqa: E402
+from agentic_rag.config import Settings
+from agentic_rag.eval.metrics import mrr_at, recall_at
+from agentic_rag.eval.retrieval import load_dataset
+from agentic_rag.retrieval.retriever import LocalRetriever
 
 
 def run(retriever, rows, vecs, ranker) -> list[float]:

@@ -15,11 +15,12 @@ import json
 import time
 from pathlib import Path
 
-from agentic_rag.config import get_settings
-from agentic_rag.eval.metrics import mean_metrics, score_ranking
-from agentic_rag.eval.e2e import interleave_types
-from agentic_rag.eval.retrieval import load_dataset
 from llm_reranker import LlmPointwiseReranker
+
+from agentic_rag.config import get_settings
+from agentic_rag.eval.e2e import interleave_types
+from agentic_rag.eval.metrics import mean_metrics, score_ranking
+from agentic_rag.eval.retrieval import load_dataset
 from agentic_rag.retrieval.retriever import LocalRetriever
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from agentic_rag.eval.metrics import mean_metrics, score_ranking
 from agentic_rag.eval.retrieval import load_dataset
-from agentic_rag.retrieval.fusion import CHANNEL_WEIGHTS, RankedList, weighted_rrf
 from agentic_rag.retrieval.analysis import analyze_query
+from agentic_rag.retrieval.fusion import CHANNEL_WEIGHTS, RankedList, weighted_rrf
 from agentic_rag.retrieval.retriever import LocalRetriever
 
 GRID = [0.0, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 1.0]

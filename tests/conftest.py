@@ -15,17 +15,17 @@ os.environ["AGENTIC_RAG_ENV_FILE"] = os.devnull
 os.environ["ADK_DISABLE_LOAD_DOTENV"] = "1"  # for the adk subprocesses the tests start
 os.environ.setdefault("ADK_DISABLE_TELEMETRY", "1")
 
-from agentic_rag.config import Settings  # noqa: E402
+from agentic_rag.config import Settings
 
 for _name in list(os.environ):
     if _name.lower() in Settings.model_fields or _name.upper().endswith(("_API_KEY", "_API_BASE")):
         os.environ.pop(_name)
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
-from agentic_rag.config import PROJECT_ROOT  # noqa: E402
+from agentic_rag.config import PROJECT_ROOT
 
 MODELS_DIR = PROJECT_ROOT / "models"
 EMBEDDER = MODELS_DIR / "embeddinggemma-300m"

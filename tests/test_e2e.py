@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from agentic_rag.stages.answer.citations import Evidence, check
-from agentic_rag.state import CITATIONS, FINAL_ANSWER, KB_LAWS, LLM_CALLS, PATH, QUALITY, RETRIEVAL
 from agentic_rag.eval.__main__ import main as eval_main
 from agentic_rag.eval.e2e import interleave_types
+from agentic_rag.stages.answer.citations import Evidence, check
+from agentic_rag.state import CITATIONS, FINAL_ANSWER, KB_LAWS, LLM_CALLS, PATH, QUALITY, RETRIEVAL
 from tests.conftest import MISSING_MODELS, MODELS_DIR
 from tests.fakes.fake_llm import install
 

@@ -126,5 +126,5 @@ def test_retrieval_can_skip_articles_an_earlier_attempt_showed(multilaw):
     first = multilaw.retrieve("网购的衣服不喜欢能退货吗", top_k_=5)
     again = multilaw.retrieve("网购的衣服不喜欢能退货吗", top_k_=5, exclude=[a.id for a in first.articles])
     assert len(again.articles) == 5 and not {a.id for a in again.articles} & {a.id for a in first.articles}
-    lookup = multilaw.retrieve("消法第25条", exclude=[f"民法商法/消费者权益保护法(2013-10-25).md#第二十五条"])
+    lookup = multilaw.retrieve("消法第25条", exclude=["民法商法/消费者权益保护法(2013-10-25).md#第二十五条"])
     assert lookup.articles[0].pinned and lookup.articles[0].article == 25  # a looked-up article is never skipped

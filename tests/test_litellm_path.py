@@ -125,6 +125,5 @@ def test_http_error_surfaces_as_exception() -> None:
 def test_slow_provider_times_out() -> None:
     import litellm
 
-    with FakeOpenAIServer(lambda body: Delay(3.0, "too late")) as srv:
-        with pytest.raises(litellm.Timeout):
-            _collect(_llm(srv.base_url, timeout=0.5, max_retries=0), _request(), stream=False)
+    with FakeOpenAIServer(lambda body: Delay(3.0, "too late")) as srv, pytest.raises(litellm.Timeout):
+        _collect(_llm(srv.base_url, timeout=0.5, max_retries=0), _request(), stream=False)

@@ -10,13 +10,13 @@ import asyncio
 import time
 
 import pytest
+from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 
 from agentic_rag.config import Settings
 from agentic_rag.llm.call import Budget, ModelFailure, classify, generate, retry_after
 from agentic_rag.llm.models import make_model
 from tests.fakes.openai_server import Delay, FakeError, FakeOpenAIServer
-from google.adk.models.llm_request import LlmRequest
 
 
 def request() -> LlmRequest:

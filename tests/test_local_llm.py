@@ -17,8 +17,13 @@ from google.adk.models.registry import LLMRegistry
 from google.genai import types
 
 from agentic_rag.config import Settings, get_settings
-from agentic_rag.llm.local import (LocalLlamaLlm, fit_to_context, local_model_path, register_local_llm,
-                                   request_to_messages)
+from agentic_rag.llm.local import (
+    LocalLlamaLlm,
+    fit_to_context,
+    local_model_path,
+    register_local_llm,
+    request_to_messages,
+)
 from agentic_rag.retrieval.models import ModelNotAvailableError
 from tests.conftest import MISSING_MODELS
 

@@ -19,8 +19,15 @@ from pydantic import SecretStr
 
 from agentic_rag.config import PROJECT_ROOT, Settings
 from agentic_rag.knowledge.corpus import file_sha256, load_corpus
-from agentic_rag.knowledge.index import (MANIFEST, IndexError_, StoreUnavailableError, build_index, clean_index,
-                                         load_index, read_manifest)
+from agentic_rag.knowledge.index import (
+    MANIFEST,
+    IndexError_,
+    StoreUnavailableError,
+    build_index,
+    clean_index,
+    load_index,
+    read_manifest,
+)
 from agentic_rag.knowledge.stores import StoreOptions
 from agentic_rag.knowledge.stores.milvus_store import LITE_FILE, connect
 from agentic_rag.knowledge.update import update_law

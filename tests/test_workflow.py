@@ -13,8 +13,20 @@ import time
 import pytest
 
 from agentic_rag.retrieval.types import Retrieval
-from agentic_rag.state import (ATTEMPTS, CITATIONS, ERRORS, FINAL_ANSWER, LLM_CALLS, PATH, QUALITY, RETRIEVAL,
-                               REWRITE, ROUTE, TIMINGS, WEB)
+from agentic_rag.state import (
+    ATTEMPTS,
+    CITATIONS,
+    ERRORS,
+    FINAL_ANSWER,
+    LLM_CALLS,
+    PATH,
+    QUALITY,
+    RETRIEVAL,
+    REWRITE,
+    ROUTE,
+    TIMINGS,
+    WEB,
+)
 from agentic_rag.workflow import ConditionalWorkflowAgent
 from tests.fakes.adk import run_agent, texts
 from tests.fakes.fake_llm import FakeLlm, install

@@ -22,19 +22,19 @@ import json
 import os
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import zip_longest
 from pathlib import Path
 
 from ..config import Settings
 from ..llm.models import ROLES, model_name
 from ..oneshot import ask
-from .retrieval import gold_keys
 from ..stages.answer import prompt as answer_prompt
 from ..stages.grade import prompt as grade_prompt
 from ..stages.rewrite import prompt as rewrite_prompt
 from ..stages.router import prompt as router_prompt
 from ..state import ATTEMPTS, CITATIONS, ERRORS, LLM_CALLS, LLM_USAGE, PATH, QUALITY, RETRIEVAL, ROUTE, TIMINGS
+from .retrieval import gold_keys
 
 PROMPT_MODULES = (router_prompt, rewrite_prompt, grade_prompt, answer_prompt)
 
@@ -122,7 +122,7 @@ def question_result(row: dict, state: dict, latency: float, config: dict) -> dic
             "llm_calls": LLM_CALLS.get(state, 0), "llm_usage": LLM_USAGE.get(state) or {},
             "latency_s": round(latency, 2),
             "timings": TIMINGS.get(state) or {}, "errors": ERRORS.get(state) or [], "run": config,
-            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
 
 
 async def _run(rows: list[dict], settings: Settings, progress: Progress, checkpoint: Path | None) -> list[dict]:

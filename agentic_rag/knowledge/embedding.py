@@ -15,7 +15,7 @@ import logging
 import os
 import shutil
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -98,7 +98,7 @@ class EmbeddingCheckpoint:
     def _write(self) -> None:
         _write_json_atomic(self.dir / PROGRESS_FILE, {
             "key": self.key, "done": self.done, "n_chunks": self.n_chunks,
-            "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+            "updated_at": datetime.now(UTC).isoformat(timespec="seconds")})
 
     def save(self, i: int, vecs: np.ndarray) -> None:
         if vecs.shape != (self.chunk_rows(i), self.dim):

@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -207,7 +207,7 @@ def build_index(docs: list[Document], embedder, tokenizer, data_dir: Path, corpu
         _clean_stale_builds(data_dir, options, keep=tmp)
         tmp.mkdir(exist_ok=True)
         t0 = time.perf_counter()
-        final_name = f"index-{corpus_hash[:8]}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%fZ')}"
+        final_name = f"index-{corpus_hash[:8]}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%fZ')}"
         try:
             files, collection = _build_files(docs, embedder, tokenizer, tmp, final_name, store, options, chunk_size)
             manifest = Manifest(index_dir=final_name, files=[f"{final_name}/{f}" for f in files],
@@ -216,7 +216,7 @@ def build_index(docs: list[Document], embedder, tokenizer, data_dir: Path, corpu
                                 corpus_file_sha256=corpus_file_sha256, tokenizer_version=tokenizer.version, store=store,
                                 laws=sorted({d.law for d in docs}), collection=collection,
                                 store_uri=options.uri if store == "milvus" else None,
-                                created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                                created_at=datetime.now(UTC).isoformat(timespec="seconds"))
             shutil.rmtree(tmp / CHECKPOINT_DIR, ignore_errors=True)
             os.replace(tmp, data_dir / final_name)
         except BaseException:

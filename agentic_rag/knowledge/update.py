@@ -16,7 +16,7 @@ import difflib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .corpus import Document, corpus_sha256, iter_jsonl
@@ -40,7 +40,7 @@ class LawChange:
 
     def summary(self) -> dict:
         return {"law": self.law, "added": self.added, "replaced": self.replaced, "deleted": self.deleted,
-                "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                "at": datetime.now(UTC).isoformat(timespec="seconds")}
 
 
 def plan_change(current: Sequence[Document], law: str, articles: Sequence[Document]) -> LawChange:

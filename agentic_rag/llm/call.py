@@ -159,7 +159,7 @@ async def generate(model: BaseLlm, request: LlmRequest, *, role: str, budget: Bu
                         budget.count(u.prompt_token_count, u.candidates_token_count, u.cached_content_token_count)
                     yield response
                 return
-            except Exception as e:  # noqa: BLE001 - classified, then retried or raised as ModelFailure
+            except Exception as e:
                 failure = classify(e)
                 if failure.cause == "timeout" and budget.remaining() <= DEADLINE_SLACK_S:
                     failure = ModelFailure("deadline", failure.detail)
@@ -191,7 +191,7 @@ async def score(model: BaseLlm, system: str, prefix: str, tails: list[str], *, r
         scored = await asyncio.wait_for(scorer(system, prefix, tails), timeout)
         budget.count(scored.prefix_tokens, 0, scored.reused_tokens)
         return scored
-    except Exception as e:  # noqa: BLE001 - told as a ModelFailure with its cause
+    except Exception as e:
         failure = classify(e)
         raise (ModelFailure("deadline") if failure.cause == "timeout" and budget.remaining() <= DEADLINE_SLACK_S
                else failure) from e

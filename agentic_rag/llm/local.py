@@ -407,7 +407,7 @@ class LocalLlamaLlm(BaseLlm):
                 remaining = None if deadline is None else max(0.0, deadline - loop.time())
                 try:
                     item = await asyncio.wait_for(queue.get(), remaining)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     raise TimeoutError(f"local LLM {loaded.path.name} did not finish within {timeout_s:.0f} s "
                                        "(LLM_TIMEOUT_S); a shorter prompt or max_output_tokens helps") from None
                 if isinstance(item, BaseException):
@@ -435,5 +435,11 @@ def register_local_llm() -> None:
         log.debug("registered %s for %s", LocalLlamaLlm.__name__, LocalLlamaLlm.supported_models())
 
 
-__all__ = ["LocalLlamaLlm", "MODEL_PREFIX", "fit_to_context", "local_model_path", "register_local_llm",
-           "request_to_messages"]
+__all__ = [
+    "MODEL_PREFIX",
+    "LocalLlamaLlm",
+    "fit_to_context",
+    "local_model_path",
+    "register_local_llm",
+    "request_to_messages",
+]

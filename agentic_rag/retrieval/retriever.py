@@ -16,11 +16,21 @@ from collections.abc import Sequence
 from ..config import Settings, get_settings
 from ..knowledge.corpus import Document
 from ..knowledge.index import LoadedIndex, load_index
+from ..knowledge.stores import StoreOptions, TextSearchStore
 from .analysis import QueryAnalysis, analyze_query
 from .bm25 import make_bm25
-from ..knowledge.stores import StoreOptions, TextSearchStore
-from .channels import (MATCHERS, QUERY_WEIGHTS, Bm25Channel, Channel, DenseChannel, EngineHybridChannel, GramChannel,
-                       Matcher, QueryText, StoreBm25Channel)
+from .channels import (
+    MATCHERS,
+    QUERY_WEIGHTS,
+    Bm25Channel,
+    Channel,
+    DenseChannel,
+    EngineHybridChannel,
+    GramChannel,
+    Matcher,
+    QueryText,
+    StoreBm25Channel,
+)
 from .embedder import Embedder, embedder_from_settings
 from .fusion import CHANNEL_WEIGHTS, FusedHit, RankedList, weighted_rrf
 from .laws import laws_named, resolve

@@ -15,8 +15,8 @@ dictionary does not leak into other users of jieba and concurrent first calls ar
 from __future__ import annotations
 
 import hashlib
-import logging
 import json
+import logging
 import re
 import threading
 from functools import cached_property, lru_cache

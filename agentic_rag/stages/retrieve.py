@@ -6,11 +6,10 @@ follow-ups. The retriever is created lazily and shared by the process, so import
 """
 from __future__ import annotations
 
-from typing import ClassVar
-
 import asyncio
 from collections.abc import AsyncGenerator, Callable
 from itertools import zip_longest
+from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event

@@ -5,10 +5,9 @@ web text is untrusted data (`safety.fence`). The search is bounded by the questi
 """
 from __future__ import annotations
 
-from typing import ClassVar
-
 import asyncio
 from collections.abc import AsyncGenerator
+from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event

@@ -28,7 +28,7 @@ from typing import Any
 
 from .tavily_server import FakeJsonPostApi, RecordedRequest, Reply
 
-__all__ = ["FakeBocha", "PAGES", "RecordedRequest", "ok_payload"]
+__all__ = ["PAGES", "FakeBocha", "RecordedRequest", "ok_payload"]
 
 LOG_ID = "d71841ad20095f61"
 

@@ -44,7 +44,7 @@ class Delay:
     """Sleep ``seconds`` before answering with ``then`` (text or a FakeError): simulates a slow provider."""
 
     seconds: float
-    then: Union[str, FakeError] = ""
+    then: str | FakeError = ""
 
 
 Reply = Union[str, FakeError, Delay]
@@ -131,18 +131,18 @@ class _Handler(BaseHTTPRequestHandler):
     fake: FakeOpenAIServer  # set on the per-server subclass
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s - %s", self.address_string(), format % args)
 
     # ---------------------------------------------------------------- routes
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+    def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send_json(200, {"object": "list", "data": [{"id": self.fake.model, "object": "model",
                                                               "owned_by": "fake"}]})
         else:
             self._send_error(FakeError(404, f"no route GET {self.path}", "not_found"))
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):

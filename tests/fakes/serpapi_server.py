@@ -109,7 +109,7 @@ def empty_payload(params: dict[str, str]) -> dict[str, Any]:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "_Server"
+    server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
         pass
@@ -128,7 +128,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (slow mode)
             pass
 
-    def do_GET(self) -> None:  # noqa: N802 — http.server naming
+    def do_GET(self) -> None:
         fake = self.server.fake
         split = urlsplit(self.path)
         params = {k: v[0] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
@@ -159,7 +159,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    fake: "FakeSerpApi"
+    fake: FakeSerpApi
 
 
 class FakeSerpApi:
@@ -189,7 +189,7 @@ class FakeSerpApi:
         with self._lock:
             self.requests.append(req)
 
-    def start(self) -> "FakeSerpApi":
+    def start(self) -> FakeSerpApi:
         self._stop.clear()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self
@@ -208,7 +208,7 @@ class FakeSerpApi:
         self._server = None
         self._thread = None
 
-    def __enter__(self) -> "FakeSerpApi":
+    def __enter__(self) -> FakeSerpApi:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

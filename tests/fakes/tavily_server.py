@@ -82,7 +82,7 @@ class RecordedRequest:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "_Server"
+    server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
         pass
@@ -114,17 +114,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.fake._record(req)
         return req
 
-    def do_POST(self) -> None:  # noqa: N802 — http.server naming
+    def do_POST(self) -> None:
         self._send(*self.server.fake._reply(self._record()))
 
-    def do_GET(self) -> None:  # noqa: N802 — recorded too, so a wrong method shows up in the tests
+    def do_GET(self) -> None:
         self._record()
         self._send(405, {"detail": {"error": "Method Not Allowed"}})
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    fake: "FakeJsonPostApi"
+    fake: FakeJsonPostApi
 
 
 class FakeJsonPostApi:

@@ -3,8 +3,22 @@ from __future__ import annotations
 
 from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.answer.agent import AnswerStage
-from agentic_rag.state import (CITATIONS, FINAL_ANSWER, KB_LAW, KB_LAWS, PATH, QUALITY, RETRIEVAL, ROUTE, USER_QUERY,
-                               WEB, Quality, Route, WebOutcome, WebResult)
+from agentic_rag.state import (
+    CITATIONS,
+    FINAL_ANSWER,
+    KB_LAW,
+    KB_LAWS,
+    PATH,
+    QUALITY,
+    RETRIEVAL,
+    ROUTE,
+    USER_QUERY,
+    WEB,
+    Quality,
+    Route,
+    WebOutcome,
+    WebResult,
+)
 from tests.fakes.adk import run_agent
 from tests.fakes.mock_model import MockModel
 

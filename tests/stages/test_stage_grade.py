@@ -77,8 +77,8 @@ def test_an_outage_is_a_model_error_not_a_fail(fake_settings):
 
 
 # ------------------------------------------------------------------------------------------ the calibrated gate
-from agentic_rag.stages.grade.judge import Calibration, judge, sigmoid  # noqa: E402
-from tests.fakes.mock_model import MockScoringModel  # noqa: E402
+from agentic_rag.stages.grade.judge import Calibration, judge, sigmoid
+from tests.fakes.mock_model import MockScoringModel
 
 CAL = Calibration(relevance=(-1.0, 2.0, 0.0, 0.0), accuracy=(-2.0, 1.5, 6.0), completeness=(-4.0, 12.0, 5.0, 2.0, 3.0),
                   relevant_threshold=0.5)

@@ -8,17 +8,29 @@
 """
 from __future__ import annotations
 
-from typing import ClassVar
-
 from collections.abc import AsyncGenerator
+from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 
 from ...llm.call import CAUSE_TEXT, ModelFailure
 from ...safety.fence import RULE, web_block
-from ...state import (CITATIONS, FINAL_ANSWER, KB_LAW, KB_LAWS, PATH, QUALITY, RETRIEVAL, ROUTE, USER_QUERY, WEB,
-                      Citations, kb_label, merge)
+from ...state import (
+    CITATIONS,
+    FINAL_ANSWER,
+    KB_LAW,
+    KB_LAWS,
+    PATH,
+    QUALITY,
+    RETRIEVAL,
+    ROUTE,
+    USER_QUERY,
+    WEB,
+    Citations,
+    kb_label,
+    merge,
+)
 from ..base import LlmStage
 from ..evidence import label, prompt_articles, shared_prefix
 from . import prompt

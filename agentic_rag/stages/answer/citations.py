@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...retrieval.numerals import article_cn
 from ...retrieval.laws import resolve
+from ...retrieval.numerals import article_cn
 from ...retrieval.refs import ArticleRef, find_article_refs, iter_article_refs
 from ...retrieval.types import Article
 from ...state import Citations

@@ -16,8 +16,19 @@ from google.adk.events import Event
 
 from ...llm.call import ModelFailure, score
 from ...llm.scoring import ScoringUnsupported
-from ...state import (KB_LAW, QUALITY, QUALITY_PASSED, QUALITY_SCORE, RAW, RETRIEVAL, ROUTE, USER_QUERY, Quality,
-                      Retrieval, merge)
+from ...state import (
+    KB_LAW,
+    QUALITY,
+    QUALITY_PASSED,
+    QUALITY_SCORE,
+    RAW,
+    RETRIEVAL,
+    ROUTE,
+    USER_QUERY,
+    Quality,
+    Retrieval,
+    merge,
+)
 from ..base import SYSTEM, LlmStage
 from ..evidence import label, prompt_articles, shared_prefix
 from . import prompt

@@ -9,9 +9,8 @@ asked to cover what the grader said was missing.
 """
 from __future__ import annotations
 
-from typing import ClassVar
-
 from collections.abc import AsyncGenerator
+from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event

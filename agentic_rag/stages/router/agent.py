@@ -8,11 +8,10 @@ missing index or model is reported before any LLM call is spent.
 """
 from __future__ import annotations
 
-from typing import ClassVar
-
 import asyncio
 from collections.abc import AsyncGenerator, Callable
 from itertools import combinations
+from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event

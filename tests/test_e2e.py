@@ -45,6 +45,9 @@ def test_e2e_command_reports_paths_and_citation_metrics(pipl_data_dir, tmp_path,
     assert set(by_type) == {"semantic", "exact", "out_of_kb"}
     assert by_type["semantic"]["citation_precision"] == 0.5 and by_type["exact"]["citation_precision"] == 1.0
     assert by_type["out_of_kb"]["fail_rate_out_of_scope"] == 1.0 and by_type["out_of_kb"]["pass_rate_in_scope"] is None
+    # streamed as a user sees it: the answer's first checked text comes before the question is done
+    assert all(0 < q["first_text_s"] <= q["latency_s"] for q in questions)
+    assert s["p50_first_text_s"] == sorted(q["first_text_s"] for q in questions)[1]
     assert json.loads(out.read_text())["summary"] == s
 
 

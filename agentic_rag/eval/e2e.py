@@ -8,7 +8,7 @@ cited articles and the latency. Summary:
 * fail_rate_out_of_scope — share of questions without gold (other laws, chit-chat) that did NOT pass the gate;
 * citation_precision — cited ∩ gold / cited, over in-scope questions whose answer cites something;
 * citation_recall — cited ∩ gold / gold, over in-scope questions;
-* p50_latency_s, llm_calls_per_question; route counts and paths, overall and per question type.
+* p50_latency_s, p50_first_text_s (streamed, until the answer's first checked sentence), llm_calls_per_question; route counts and paths, overall and per question type.
 
 A run over a whole eval set with a local model takes hours, so results can be checkpointed: with a checkpoint file
 every finished question is appended at once (JSONL), and a later run with the same file skips what is done. Each
@@ -30,6 +30,7 @@ from ..config import Settings
 from ..llm.models import ROLES, model_name
 from ..oneshot import ask
 from ..stages.answer import prompt as answer_prompt
+from ..stages.base import user_text
 from ..stages.grade import prompt as grade_prompt
 from ..stages.rewrite import prompt as rewrite_prompt
 from ..stages.router import prompt as router_prompt
@@ -139,9 +140,15 @@ async def _run(rows: list[dict], settings: Settings, progress: Progress, checkpo
         if row["id"] in done:
             out.append(done[row["id"]])
             continue
-        t0 = time.perf_counter()
-        state = await ask(agent, row["query"])
+        t0, first_text = time.perf_counter(), []
+
+        def seen(event, t0=t0, first_text=first_text):  # the answer's first checked words, as a user sees them
+            if not first_text and event.author == agent.answerer.name and user_text(event.content):
+                first_text.append(time.perf_counter() - t0)
+
+        state = await ask(agent, row["query"], on_event=seen, stream=True)
         result = question_result(row, state, time.perf_counter() - t0, config)
+        result["first_text_s"] = round(first_text[0], 2) if first_text else None
         if checkpoint:
             _append(checkpoint, result)
         out.append(result)
@@ -157,6 +164,7 @@ def _metrics(results: list[dict]) -> dict:
     precisions = [len(c & g) / len(c) for c, g in sets if c]
     recalls = [len(c & g) / len(g) for c, g in sets]
     latencies = sorted(r["latency_s"] for r in results)
+    first_text = sorted(r["first_text_s"] for r in results if r.get("first_text_s") is not None)
 
     def mean(xs):
         return round(sum(xs) / len(xs), 4) if xs else None
@@ -169,6 +177,7 @@ def _metrics(results: list[dict]) -> dict:
         "citation_recall": mean(recalls),
         "invalid_citation_rate": mean([bool(r["invalid_citations"]) for r in results]),
         "p50_latency_s": latencies[len(latencies) // 2] if latencies else None,
+        "p50_first_text_s": first_text[len(first_text) // 2] if first_text else None,
         "llm_calls_per_question": mean([r["llm_calls"] for r in results]),
         "paths": _counts(r["path"] for r in results),
         "routes": _counts(r.get("route") for r in results),

@@ -117,6 +117,10 @@ class Settings(BaseSettings):
         0.22, description="best dense cosine below this → FAIL without asking the grader (off-topic). Calibrated for "
                           "EmbeddingGemma on the eval set: in-scope min 0.228, chit-chat median 0.15, other laws 0.28")
 
+    rewrite_first_attempt: bool = Field(
+        False, description="rewrite the question before the first retrieval too (not only on a retry). Off: with the "
+                           "embedded model it lowered semantic questions' R@5 (eval/results/rewrite_effect.json)")
+
     # --- the agentic loop
     agentic_enabled: bool = Field(True, description="false: one attempt, no router LLM, no multi-intent split")
     agentic_max_retries: int = Field(2, ge=0, le=4, description="further retrieve+grade attempts after a FAIL")

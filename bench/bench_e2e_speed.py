@@ -30,7 +30,7 @@ from agentic_rag.eval.retrieval import load_dataset
 from agentic_rag.oneshot import ask
 from agentic_rag.state import LLM_CALLS, LLM_USAGE, PATH, QUALITY, TIMINGS
 
-CONFIGS = {"before": {"gate_mode": "json", "answer_max_tokens": 900}, "after": {}}
+CONFIGS = {"before": {"gate_mode": "json", "answer_max_tokens": 900, "rewrite_first_attempt": True}, "after": {}}
 TYPES = ("semantic", "keyword", "multi", "exact")
 
 

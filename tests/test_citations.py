@@ -20,9 +20,9 @@ def art(n: int, text: str = "……", law: str = PIPL) -> Article:
     return Article(id=f"{law}#{n}", title=f"《{law}》第{n}条", law=law, article=n, article_cn=f"第{n}条", text=text)
 
 
-def pipl(*numbers: int, web: str = "", irrelevant: set[str] = frozenset()) -> Evidence:
+def pipl(*numbers: int, web: str = "", withheld: tuple[int, ...] = ()) -> Evidence:
     articles = [art(n, ART_45 if n == 45 else "……") for n in numbers]
-    return Evidence(articles=articles, kb_laws=[PIPL], web_text=web, irrelevant=set(irrelevant))
+    return Evidence(articles=articles, kb_laws=[PIPL], web_text=web, withheld=[art(n) for n in withheld])
 
 
 def test_retrieved_quoted_invented_and_other_laws_are_told_apart():
@@ -75,9 +75,11 @@ def test_several_laws_are_checked_as_law_article_pairs():
     assert text == f"依据《数据安全法》第二十一条和《个人信息保护法》{UNVERIFIED}。"  # the pair is checked, not the number
 
 
-def test_citations_of_articles_judged_irrelevant_are_flagged_not_removed():
-    text, rec = check("依据第十条和第四十五条。", pipl(10, 45, irrelevant={f"{PIPL}#45"}))
-    assert rec.valid == [10, 45] and rec.irrelevant == [45] and text == "依据第十条和第四十五条。"
+def test_citations_of_articles_withheld_as_irrelevant_are_removed_and_recorded_as_such():
+    text, rec = check("依据第十条和第四十五条，另见第九十条。", pipl(10, withheld=(45,)))
+    assert rec.valid == [10] and rec.invalid == [45, 90] and rec.irrelevant == [45]
+    assert text == f"依据第十条和{UNVERIFIED}，另见{UNVERIFIED}。"
+    assert "不在本次作为依据的条文中" in note(rec)
 
 
 def test_stream_shows_only_checked_sentences_and_ends_equal_to_the_check():

@@ -34,7 +34,8 @@ from tests.fakes.serpapi_server import FakeSerpApi
 
 REWRITE_JSON = json.dumps({"main_query": "向他人提供个人信息是否需要同意", "variants": ["出售个人信息", "非法买卖个人信息"],
                            "keywords": ["提供", "个人信息", "同意"], "domain": "个人信息保护"}, ensure_ascii=False)
-GOOD = json.dumps({"relevance": 9, "relevance_reason": "直接相关", "completeness": 8, "accuracy": 9, "coverage": 8})
+GOOD = json.dumps({"relevance": 9, "relevance_reason": "直接相关", "completeness": 8, "accuracy": 9, "coverage": 8,
+                   "relevant": ["第十条"]}, ensure_ascii=False)
 BAD = json.dumps({"relevance": 3, "completeness": 2, "accuracy": 4, "coverage": 2, "missing": "缺少关于出售的规定"})
 ANSWER = ("# 法律咨询意见\n## 问题分析\n公司出售手机号属于向他人提供个人信息。\n## 相关法条\n第十条。\n"
           "## 法律解释\n……\n## 建议措施\n……\n**免责声明：**本咨询基于现有法律条文。")
@@ -51,8 +52,8 @@ def run(settings, factory, question: str = QUESTION, **kw):
 
 
 @pytest.fixture
-def settings(fake_settings):
-    return fake_settings.model_copy(update={"serpapi_api_key": None})
+def settings(fake_settings):  # the tests script a rewrite for every attempt
+    return fake_settings.model_copy(update={"serpapi_api_key": None, "rewrite_first_attempt": True})
 
 
 @pytest.fixture
@@ -72,7 +73,11 @@ def test_pass_path_answers_from_local_articles(settings, factory):
     assert quality.passed and quality.total == 34 and quality.source == "llm" and quality.scores["relevance"] == 9
     assert REWRITE.get(state).main_query == "向他人提供个人信息是否需要同意"
     assert 10 in numbers(state)
-    assert FINAL_ANSWER.get(state).startswith("# 法律咨询意见") and "**免责声明**：" in FINAL_ANSWER.get(state)
+    answer = FINAL_ANSWER.get(state)
+    assert answer.startswith("# 法律咨询意见\n\n## 相关法条\n\n**") and answer.count("# 法律咨询意见") == 1
+    article_10 = next(a for a in RETRIEVAL.get(state).articles if a.article == 10)
+    assert article_10.text in answer and "**免责声明**：" in answer  # the article verbatim, then the model's text
+    assert answer.index(article_10.text) < answer.index("## 问题分析")
     citations = CITATIONS.get(state)
     assert citations.valid == [10] and not citations.invalid
     assert LLM_CALLS.get(state) == 3 and roles() == ["rewriter", "evaluator", "answer"]
@@ -81,12 +86,20 @@ def test_pass_path_answers_from_local_articles(settings, factory):
     prompts = [p for _, p in FakeLlm.calls]
     assert QUESTION in prompts[0] and "《中华人民共和国个人信息保护法》" in prompts[0]
     assert "【第十条】" in prompts[1]
-    # the grader's and the answer's prompts share the question and the articles as a prefix
-    shared = prompts[1].split("【任务】")[0]
-    assert prompts[2].startswith(shared)
+    # the answer's prompt starts like the grader's (a prefix the model has evaluated) but holds only the article
+    # judged relevant
+    assert prompts[2].startswith(prompts[1].split("【")[0] + "【第十条】")
+    assert prompts[1].count("】") > 2 and prompts[2].split("【任务】")[0].count("】") == 1
     authors = [a for a, _ in texts(events)]
     assert "RetrievalAgent" in authors and authors[-1] == "AnswerGeneratorAgent"
     assert WEB.get(state) is None
+
+
+def test_by_default_the_pass_path_takes_two_llm_calls_and_the_first_attempt_the_users_words(settings, factory):
+    install({"evaluator": GOOD, "answer": ANSWER})
+    state, _ = run(settings.model_copy(update={"rewrite_first_attempt": False}), factory)
+    assert PATH.get(state) == "pass" and REWRITE.get(state).source == "skipped"
+    assert REWRITE.get(state).main_query == QUESTION and roles() == ["evaluator", "answer"]
 
 
 def test_raw_json_of_the_rewriter_and_grader_is_kept_in_state_not_shown(settings, factory):

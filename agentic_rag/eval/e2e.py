@@ -34,7 +34,19 @@ from ..stages.base import user_text
 from ..stages.grade import prompt as grade_prompt
 from ..stages.rewrite import prompt as rewrite_prompt
 from ..stages.router import prompt as router_prompt
-from ..state import ATTEMPTS, CITATIONS, ERRORS, LLM_CALLS, LLM_USAGE, PATH, QUALITY, RETRIEVAL, ROUTE, TIMINGS
+from ..state import (
+    ATTEMPTS,
+    CITATIONS,
+    ERRORS,
+    FINAL_ANSWER,
+    LLM_CALLS,
+    LLM_USAGE,
+    PATH,
+    QUALITY,
+    RETRIEVAL,
+    ROUTE,
+    TIMINGS,
+)
 from .retrieval import gold_keys
 
 PROMPT_MODULES = (router_prompt, rewrite_prompt, grade_prompt, answer_prompt)
@@ -121,7 +133,7 @@ def question_result(row: dict, state: dict, latency: float, config: dict) -> dic
             "invalid_citations": citations.invalid if citations else [],
             "retrieved": retrieval.numbers() if retrieval else [],
             "llm_calls": LLM_CALLS.get(state, 0), "llm_usage": LLM_USAGE.get(state) or {},
-            "latency_s": round(latency, 2),
+            "latency_s": round(latency, 2), "answer": FINAL_ANSWER.get(state) or "",
             "timings": TIMINGS.get(state) or {}, "errors": ERRORS.get(state) or [], "run": config,
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
 

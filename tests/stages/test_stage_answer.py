@@ -50,6 +50,15 @@ def test_pass_answer_is_checked_and_streamed_sentence_by_sentence(fake_settings)
     assert stage._model.requests[0].config.system_instruction.startswith("你是中文法律咨询系统")
 
 
+def test_the_articles_come_first_verbatim_and_a_repeated_heading_is_not_shown_twice(fake_settings):
+    text = "# 法律咨询意见\n## 问题分析\n依据第十条，不得出售。"
+    _, final, events = answer(fake_settings, text, streaming=True, path="pass")
+    partial = [e.content.parts[0].text for e in events if e.partial]
+    assert partial[0].startswith("# 法律咨询意见\n\n## 相关法条\n\n**") and "第10条的正文" in partial[0]
+    assert "".join(partial).count("法律咨询意见") == 1 and FINAL_ANSWER.get(final).count("法律咨询意见") == 1
+    assert FINAL_ANSWER.get(final).startswith("".join(partial))
+
+
 def test_without_streaming_no_partial_events_are_sent(fake_settings):
     _, _, events = answer(fake_settings, "依据第十条。", path="pass")
     assert not any(e.partial for e in events)
@@ -85,11 +94,12 @@ def test_fixed_replies_make_no_llm_call(fake_settings):
         assert expected in FINAL_ANSWER.get(final) and stage._model.requests == []
 
 
-def test_the_answer_may_cite_only_the_articles_judged_relevant_and_shares_the_graders_prefix(fake_settings):
+def test_the_answer_is_given_only_the_articles_judged_relevant(fake_settings):
     quality = Quality(scores={}, total=36, threshold=32, passed=True, verdict="pass", source="calibrated",
                       relevant=[f"{PIPL}#23"])
     stage, final, _ = answer(fake_settings, "依据第二十三条……另见第十条。", path="pass", **QUALITY.delta(quality))
     prompt = stage._model.prompts[0]
-    assert prompt.startswith("用户问题：卖手机号合法吗？\n\n检索到的法条：\n【第10条】")  # the grader's prefix, unchanged
-    assert "只能引用【第23条】，其余条文与问题无关" in prompt
-    assert CITATIONS.get(final).irrelevant == [10] and "**免责声明**：" in FINAL_ANSWER.get(final)
+    assert prompt.startswith("用户问题：卖手机号合法吗？\n\n检索到的法条：\n【第23条】") and "【第10条】" not in prompt
+    citations = CITATIONS.get(final)
+    assert citations.valid == [23] and citations.irrelevant == [10] and citations.invalid == [10]
+    assert "另见〔未核实的条文〕" in FINAL_ANSWER.get(final) and "**免责声明**：" in FINAL_ANSWER.get(final)

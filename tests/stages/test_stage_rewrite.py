@@ -11,8 +11,21 @@ from tests.fakes.mock_model import MockModel
 Q = "公司把我的手机号卖给别人合法吗？"
 
 
-def stage(fake_settings, *replies):
-    return RewriteStage(name="QueryRewriterAgent", settings=fake_settings, model=MockModel.create(*replies))
+def stage(fake_settings, *replies, first_attempt: bool = True):
+    settings = fake_settings.model_copy(update={"rewrite_first_attempt": first_attempt})
+    return RewriteStage(name="QueryRewriterAgent", settings=settings, model=MockModel.create(*replies))
+
+
+def test_by_default_a_first_attempt_uses_the_users_words_and_a_retry_is_rewritten(fake_settings):
+    reply = json.dumps({"main_query": "出售个人信息的法律责任"}, ensure_ascii=False)
+    s = stage(fake_settings, reply, first_attempt=False)
+    state, events = run_agent(s, state={USER_QUERY.key: Q})
+    assert REWRITE.get(state).source == "skipped" and REWRITE.get(state).main_query == Q and s._model.requests == []
+    assert "首轮按原问题检索" in events[-1].content.parts[0].text
+    quality = Quality(scores={}, total=10, threshold=32, passed=False, verdict="fail", source="llm", missing="罚则")
+    first = REWRITE.get(state)
+    state, _ = run_agent(s, state={USER_QUERY.key: Q, **QUALITY.delta(quality), **REWRITE.delta(first)})
+    assert REWRITE.get(state).source == "retry" and "罚则" in s._model.prompts[0]
 
 
 def test_parse_rewrite_cleans_and_caps():

@@ -32,24 +32,29 @@ from ...state import (
     merge,
 )
 from ..base import LlmStage
-from ..evidence import label, prompt_articles, shared_prefix
+from ..evidence import prompt_articles, shared_prefix
 from . import prompt
 from .citations import Evidence, check, note
-from .stream import VerifiedStream, tidy
+from .stream import VerifiedStream, drop_heading, tidy
 
 
 def evidence_of(state) -> Evidence:
+    """What the answer is given: the articles the grader judged relevant (all of them when it judged none, e.g.
+    a failed grade), the looked-up ones alone for a pure lookup, and the web text on the web path. The rest are
+    withheld: a small model cites whatever it is shown, whatever it is told."""
     retrieval = RETRIEVAL.get(state)
     articles = prompt_articles(retrieval.articles) if retrieval else []
     quality = QUALITY.get(state)
-    if quality is not None and quality.source == "rule:exact_lookup":  # a pure lookup: only the looked-up articles
-        articles = [a for a in articles if a.pinned] or articles
-    relevant = set(quality.relevant) if quality and quality.source != "rule:exact_lookup" else set()
+    if quality is not None and quality.source == "rule:exact_lookup":
+        given = [a for a in articles if a.pinned] or articles
+    else:
+        relevant = set(quality.relevant) if quality else set()
+        given = [a for a in articles if a.id in relevant] or articles
     web = WEB.get(state)
     web_text = "\n".join(f"{r.title} {r.snippet}" for r in web.results) if web and web.ok else ""
     laws = KB_LAWS.get(state) or sorted({a.law for a in articles})
-    return Evidence(articles=articles, kb_laws=laws, web_text=web_text,
-                    irrelevant={a.id for a in articles if relevant and a.id not in relevant})
+    return Evidence(articles=given, kb_laws=laws, web_text=web_text,
+                    withheld=[a for a in articles if a not in given])
 
 
 def sub_questions_text(state) -> str:
@@ -59,19 +64,11 @@ def sub_questions_text(state) -> str:
         if len(subs) > 1 else ""
 
 
-def citable(state, ev: Evidence) -> str:
-    """Which articles the answer may cite: all given, or only those the grader judged relevant."""
-    if not ev.irrelevant:
-        return prompt.CITABLE_ALL
-    one_law = KB_LAW.get(state) is not None
-    labels = "、".join(f"【{label(a, one_law)}】" for a in ev.articles if a.id not in ev.irrelevant)
-    return prompt.CITABLE_SOME.format(labels=labels)
-
-
 def answer_prompt(state, ev: Evidence) -> str:
-    """The shared prefix (identical to the grader's: the model's cache holds it), then web results, then the task."""
+    """The question and the given articles, in the grader's order (so the grader's evaluated prompt is reused up
+    to the first withheld article), then web results, then the task."""
     prefix = shared_prefix(USER_QUERY.get(state, ""), ev.articles, KB_LAW.get(state) is not None)
-    task = dict(sub_questions=sub_questions_text(state), citable=citable(state, ev))
+    task = dict(sub_questions=sub_questions_text(state))
     web = WEB.get(state)
     if PATH.get(state) == "web" and web is not None:
         return prefix + prompt.WEB.format(**task, web=web_block(web.results, 10_000), rule=RULE)
@@ -83,11 +80,15 @@ def disclaimer(state) -> str:
     return prompt.DISCLAIMER.format(text=text)
 
 
+def articles_text(ev: Evidence) -> str:
+    """The given articles' own text, as the index holds it."""
+    return "\n\n".join(f"**{a.title}**{'（被引用的条文）' if a.role == 'follow_up' else ''}：{a.text}"
+                       for a in ev.articles)
+
+
 def articles_verbatim(ev: Evidence, cause: str) -> str:
-    lines = [prompt.DEGRADED.format(cause=cause), ""]
-    for a in ev.articles:
-        lines += [f"**{a.title}**：{a.text}", ""]
-    return "\n".join(lines).rstrip() + prompt.DISCLAIMER.format(text=prompt.DISCLAIMER_LOCAL)
+    return (prompt.DEGRADED.format(cause=cause) + "\n\n" + articles_text(ev) +
+            prompt.DISCLAIMER.format(text=prompt.DISCLAIMER_LOCAL))
 
 
 def not_found(state) -> str:
@@ -136,10 +137,14 @@ class AnswerStage(LlmStage):
         yield self._final(ctx, text, check(text, ev)[1], path)
 
     async def _generate(self, ctx: InvocationContext, ev: Evidence, path: str) -> AsyncGenerator[Event, None]:
+        """The heading and the articles' text at once (verbatim, nothing to generate), then the model's analysis,
+        streamed sentence by sentence once its citations are checked."""
         request = self.request(answer_prompt(ctx.session.state, ev), json=False,
-                               max_tokens=self.settings.answer_max_tokens,
-                               temperature=0.1)
+                               max_tokens=self.settings.answer_max_tokens, temperature=0.1)
+        listing = prompt.HEADING + articles_text(ev) + "\n\n"
         stream, streaming, raw = VerifiedStream(ev), self.streaming(ctx), []
+        if streaming:
+            yield self.partial(ctx, check(listing, ev)[0])
         try:
             async for piece in self.stream_text(ctx, request, stream=streaming):
                 raw.append(piece)
@@ -153,11 +158,12 @@ class AnswerStage(LlmStage):
             return
         if streaming and (rest := stream.flush()):
             yield self.partial(ctx, rest)
-        checked, record = check("".join(raw).strip(), ev)
-        if not checked:
+        analysis = drop_heading("".join(raw).strip())
+        if not analysis:
             text = articles_verbatim(ev, "答案生成模型没有返回内容")
             yield self._final(ctx, text, check(text, ev)[1], "degraded")
             return
+        checked, record = check(listing + analysis, ev)
         body = tidy(checked)
         if "免责声明" not in body:
             body += disclaimer(ctx.session.state)

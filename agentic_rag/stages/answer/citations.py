@@ -4,7 +4,8 @@ Each reference in the answer (with its span) is one of:
 
 * a knowledge-base article — named by a knowledge-base law, by 本法/该法, or by number alone. Valid when that
   (law, article) was given to the answer; kept as a quote when it only appears as a cross-reference inside a
-  given article's own text; else invalid, and its 第X条 is replaced by a visible marker;
+  given article's own text; else invalid, and its 第X条 is replaced by a visible marker — also when it was
+  retrieved but withheld from the answer as irrelevant (recorded as such);
 * another law's article (《民法典》第一千零三十四条) — shown as 网络来源（未核实） when the web results the
   answer was given contain it, else replaced. Web text is never evidence of a knowledge-base article.
 
@@ -23,7 +24,7 @@ from ...state import Citations
 
 UNVERIFIED = "〔未核实的条文〕"
 WEB_SOURCED = "（网络来源，未核实）"
-NOTE = "\n\n> 核对说明：回答中提到的{bad}不在本次检索到的条文中，已删除该引用，请以上列条文为准。"
+NOTE = "\n\n> 核对说明：回答中提到的{bad}不在本次作为依据的条文中，已删除该引用，请以上列条文为准。"
 
 
 @dataclass
@@ -33,7 +34,7 @@ class Evidence:
     articles: list[Article]
     kb_laws: list[str]
     web_text: str = ""
-    irrelevant: set[str] = field(default_factory=set)  # ids the grader judged irrelevant
+    withheld: list[Article] = field(default_factory=list)  # retrieved, judged irrelevant, not given
 
     def kb_law_of(self, named: str | None) -> str | None | bool:
         """The knowledge-base law a named law denotes; None when unnamed; False when it is another law."""
@@ -69,7 +70,7 @@ def _record_kb(rec: Citations, ev: Evidence, ref: ArticleRef, law: str | None, s
         getattr(rec, status).append(ref.article)
     key = [given[0].law if given else law, ref.article]
     (rec.valid_keys if status == "valid" else rec.invalid_keys if status == "invalid" else []).append(key)
-    if any(a.id in ev.irrelevant for a in given):
+    if status == "invalid" and any(a.article == ref.article and (law is None or a.law == law) for a in ev.withheld):
         rec.irrelevant.append(ref.article)
     return status
 

@@ -4,30 +4,29 @@ The LLM prompts start exactly like the grader's (question, then the articles blo
 the grader's evaluated prefix; web results come after the articles, inside their fence; the task comes last.
 """
 
-STRUCTURE = """请按以下结构用中文作答，简明准确，总共不超过 400 字：
-# 法律咨询意见
+# The answer opens with HEADING and the given articles' own text (written in code: verbatim, verified, shown at once);
+# the model writes the rest, citing the articles by number.
+HEADING = "# 法律咨询意见\n\n## 相关法条\n\n"
+STRUCTURE = """上面的条文原文已在回答开头列给用户，不要重复抄写。请直接从"## 问题分析"开始，用中文按以下结构作答，简明准确，总共不超过 300 字：
 ## 问题分析
-## 相关法条
-（逐条写出条号和要点）
 ## 法律解释
+（写明所依据的条文，如"根据第X条"）
 ## 建议措施
 **适用条件**：
 **注意事项**："""
 
 # LOCAL and WEB follow the shared prefix (stages/evidence.py: the question, then the articles).
 LOCAL = """【任务】法律咨询：只根据上面检索到的{law}条文回答用户的问题。{sub_questions}
-要求：每一处法律判断都写明所依据的条文（"第X条"）；{citable}不要编造条文。
+要求：每一处法律判断都写明所依据的条文（"第X条"）；只能引用上面列出的条文，不要编造条文。
 """ + STRUCTURE
 
 WEB = """{web}
 
 【任务】法律咨询：本地检索到的法条不足以完全回答问题，上面的网络资料只作补充。{rule}
-要求：先依据本地法条（写明"第X条"；{citable}），再用网络资料补充并注明来源编号和链接（如 [W1]）；
+要求：先依据本地法条（写明"第X条"；只能引用上面列出的条文），再用网络资料补充并注明来源编号和链接（如 [W1]）；
 权威性：法条 > 司法解释 > 案例 > 观点；网络资料中提到的其他法律条文须注明"未核实"。{sub_questions}
 """ + STRUCTURE
 
-CITABLE_ALL = "只能引用上面列出的条文，"
-CITABLE_SOME = "只能引用{labels}，其余条文与问题无关，不得引用，"
 DISCLAIMER = "\n\n**免责声明**：{text}"
 
 SUB_QUESTIONS = "\n问题包含以下几个方面，请逐一回答，每个方面写明各自依据的条文：\n{items}"

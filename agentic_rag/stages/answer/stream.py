@@ -16,14 +16,23 @@ _BOUNDARY = re.compile(r"[。！？；!?;\n]")
 _BOLD_COLON = re.compile(r"\*\*([^*\n]{1,30}?)\s*([：:])\s*\*\*")
 
 
+# The answer's heading is written in code; a model that repeats it anyway is not shown twice.
+_HEADING = re.compile(r"^\s*#\s*法律咨询意见[ \t]*(\n|$)")
+
+
 def tidy(text: str) -> str:
     return _BOLD_COLON.sub(r"**\1**\2", text)
+
+
+def drop_heading(text: str) -> str:
+    return _HEADING.sub("", text, count=1).lstrip("\n")
 
 
 class VerifiedStream:
     def __init__(self, evidence: Evidence):
         self.evidence = evidence
         self._buffer = ""
+        self._started = False  # until the first text is shown, a repeated heading is dropped
 
     def feed(self, piece: str) -> str:
         """Verified text that is ready to show after `piece` arrived ('' while a sentence is still open)."""
@@ -32,10 +41,16 @@ class VerifiedStream:
         if cut < 0:
             return ""
         ready, self._buffer = self._buffer[: cut + 1], self._buffer[cut + 1:]
-        return tidy(check(ready, self.evidence)[0])
+        return self._show(ready)
 
     def flush(self) -> str:
         ready, self._buffer = self._buffer, ""
+        return self._show(ready)
+
+    def _show(self, ready: str) -> str:
+        if not self._started:
+            ready = drop_heading(ready)
+            self._started = bool(ready.strip())
         return tidy(check(ready, self.evidence)[0]) if ready else ""
 
     def _last_boundary(self) -> int:

@@ -4,8 +4,10 @@ Unparseable output or a failed call falls back to the original question, with th
 always also runs the original question, so a bad rewrite can add noise but never lose the user's words. A pure
 article lookup (第五十七条是什么) and a keyword query (敏感个人信息 单独同意) are not rewritten: nothing a rewriter
 adds can beat the exact lookup, and the question's own terms already find every gold article of the keyword
-questions (retrieval R@5 1.000 on that type, README), so the call would only cost time. On a retry the rewrite is
-asked to cover what the grader said was missing.
+questions (retrieval R@5 1.000 on that type, README), so the call would only cost time. Nor, by default, is any
+question before its first retrieval: with the embedded model the rewrite lowered semantic questions' R@5 and MRR
+(eval/rewrite_effect.py); `REWRITE_FIRST_ATTEMPT=true` turns it on. On a retry the rewrite is asked to cover what
+the grader said was missing.
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ def progress_line(rewrite: Rewrite) -> str:
     if rewrite.error:
         return rewrite.error
     if rewrite.source == "skipped":
-        return "查询改写：无需改写（条文查询按条号检索，关键词查询按原词检索，多意图问题按子问题分别检索）"
+        return "查询改写：首轮按原问题检索（未通过评估时再改写）"
     return (f"查询改写：{rewrite.main_query}（变体 {len(rewrite.variants)} 个，"
             f"关键词：{'、'.join(rewrite.keywords)}）")
 
@@ -57,9 +59,9 @@ class RewriteStage(LlmStage):
         question = USER_QUERY.get(state, "")
         previous, route = REWRITE.get(state), ROUTE.get(state)
         # Nothing a rewriter adds beats an exact lookup or a keyword query's own terms; a compound question is
-        # retrieved per sub-question.
-        skip = is_pure_lookup(question) or analyze_query(question, default_legal_terms()).type == "keyword" or \
-            (route is not None and route.kind == "multi")
+        # retrieved per sub-question; and a first attempt uses the user's words unless configured otherwise.
+        skip = not self.settings.rewrite_first_attempt or is_pure_lookup(question) or \
+            analyze_query(question, default_legal_terms()).type == "keyword" or (route is not None and route.kind == "multi")
         if previous is None and skip:
             rewrite, raw = Rewrite(main_query=question, source="skipped"), ""
         else:

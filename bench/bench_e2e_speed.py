@@ -2,8 +2,9 @@
 """End-to-end speed with the embedded model, two configurations side by side in one run.
 
 The same questions (stratified over the PIPL eval set's in-scope types) go through the whole workflow under
-`before` (the JSON grade the 1.5B model generates, a 900-token answer budget: the previous pipeline's levers) and
-`after` (the calibrated logit gate on the prompt prefix the answer reuses, a 600-token budget), alternating which
+`before` (a rewrite before the first retrieval, the JSON grade the 1.5B model generates, a 900-token answer budget:
+the previous pipeline's levers) and `after` (the user's words first, the calibrated logit gate on the prompt prefix
+the answer reuses, a 600-token budget), alternating which
 runs first per question so that machine load drifts evenly, in one process with one llama.cpp context. Reported per
 configuration: latency p50, seconds per stage, LLM calls, prompt / completion / prefix-cached tokens, generation
 tokens per second, and the time from the end of grading to the first answer text shown (streaming on). Ratios
@@ -74,6 +75,7 @@ def summary(rows: list[dict]) -> dict:
 
 
 def main() -> int:
+    from agentic_rag.llm.local import forget_prompts
     from agentic_rag.retrieval.retriever import get_retriever
     from agentic_rag.workflow import ConditionalWorkflowAgent
 
@@ -91,6 +93,7 @@ def main() -> int:
     for i, row in enumerate(rows):
         order = list(CONFIGS) if i % 2 == 0 else list(reversed(CONFIGS))
         for name in order:
+            forget_prompts()  # neither configuration starts from the other's evaluated prompt of this question
             result = asyncio.run(run_one(agents[name], row["query"]))
             results[name].append({"id": row["id"], "type": row["type"], **result})
             print(f"[{i + 1}/{len(rows)}] {name:6} {row['id']:9} {result['path']:8} {result['latency_s']:6.1f}s "

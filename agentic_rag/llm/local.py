@@ -109,6 +109,14 @@ def load_model(path: Path, settings: Settings) -> _LoadedModel:
         return loaded
 
 
+def forget_prompts() -> None:
+    """Drop what every loaded model's context holds, so the next call reuses no prefix (benchmarks comparing two
+    configurations on the same question use it; the agent never does)."""
+    for loaded in list(_MODELS.values()):
+        with loaded.lock:
+            loaded.llama.reset()
+
+
 # --------------------------------------------------------------------------- request → chat messages
 def _content_text(content: Any) -> str:
     """Text of a system instruction or a Content: str, Part, Content or a list of those; non-text parts dropped."""
@@ -439,6 +447,7 @@ __all__ = [
     "MODEL_PREFIX",
     "LocalLlamaLlm",
     "fit_to_context",
+    "forget_prompts",
     "local_model_path",
     "register_local_llm",
     "request_to_messages",

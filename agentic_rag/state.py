@@ -118,6 +118,7 @@ class Citations(BaseModel):
     external_invalid: list[str] = Field(default_factory=list)  # other laws' articles found nowhere: redacted
     valid_keys: list[list[Any]] = Field(default_factory=list)  # (law, article) pairs: what several-law indexes check
     invalid_keys: list[list[Any]] = Field(default_factory=list)  # (law or None, article)
+    listed: list[list[Any]] = Field(default_factory=list)  # (law, article) shown verbatim above the analysis
 
     @property
     def ok(self) -> bool:

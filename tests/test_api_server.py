@@ -87,7 +87,8 @@ def server(pipl_data_dir, tmp_path_factory):
         env.update({"AGENTIC_RAG_MODEL": "deepseek/deepseek-chat", "DEEPSEEK_API_KEY": "test-key",
                     "DEEPSEEK_API_BASE": llm.base_url, "DATA_DIR": str(pipl_data_dir), "RERANKER": "none",
                     "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                    "LLM_MAX_RETRIES": "0", "NO_PROXY": "127.0.0.1,localhost"})
+                    "LLM_MAX_RETRIES": "0", "NO_PROXY": "127.0.0.1,localhost",
+                    "REWRITE_FIRST_ATTEMPT": "true"})  # every LiteLLM stage runs: rewrite, grade, answer
         port = free_port()
         db = tmp / "sessions.db"
         proc = start_server(port, env, db, tmp / "server.log")

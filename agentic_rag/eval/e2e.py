@@ -110,12 +110,15 @@ def _append(path: Path, result: dict) -> None:
 
 
 def cited(citations, gold: list) -> list:
-    """What the answer cites: (law, article) pairs when the gold names laws, else article numbers."""
+    """What the answer puts forward as its basis — the articles listed above the analysis and those the analysis
+    cites: (law, article) pairs when the gold names laws, else article numbers."""
     if citations is None:
         return []
     if gold and isinstance(gold[0], dict):
-        return citations.valid_keys + citations.invalid_keys
-    return citations.valid + citations.invalid
+        keys = citations.listed + citations.valid_keys + citations.invalid_keys
+    else:
+        keys = [n for _, n in citations.listed] + citations.valid + citations.invalid
+    return list(dict.fromkeys(map(lambda k: tuple(k) if isinstance(k, list) else k, keys)))
 
 
 def question_result(row: dict, state: dict, latency: float, config: dict) -> dict:

@@ -143,8 +143,8 @@ class AnswerStage(LlmStage):
                                max_tokens=self.settings.answer_max_tokens, temperature=0.1)
         listing = prompt.HEADING + articles_text(ev) + "\n\n"
         stream, streaming, raw = VerifiedStream(ev), self.streaming(ctx), []
-        if streaming:
-            yield self.partial(ctx, check(listing, ev)[0])
+        if streaming:  # the index's own text: its cross-references are the law's, not claims to check
+            yield self.partial(ctx, listing)
         try:
             async for piece in self.stream_text(ctx, request, stream=streaming):
                 raw.append(piece)
@@ -163,8 +163,9 @@ class AnswerStage(LlmStage):
             text = articles_verbatim(ev, "答案生成模型没有返回内容")
             yield self._final(ctx, text, check(text, ev)[1], "degraded")
             return
-        checked, record = check(listing + analysis, ev)
-        body = tidy(checked)
+        checked, record = check(analysis, ev)
+        record.listed = [[a.law, a.article] for a in ev.articles]
+        body = listing + tidy(checked)
         if "免责声明" not in body:
             body += disclaimer(ctx.session.state)
         yield self._final(ctx, body + note(record), record, path)

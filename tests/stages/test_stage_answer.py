@@ -92,6 +92,8 @@ def test_fixed_replies_make_no_llm_call(fake_settings):
         extra = ROUTE.delta(Route(kind="out_of_kb", topic="交通事故")) if path == "out_of_kb" else {}
         stage, final, _ = answer(fake_settings, AssertionError("no call"), path=path, **extra)
         assert expected in FINAL_ANSWER.get(final) and stage._model.requests == []
+        # the greeting's example 第十条 and the nearest articles a "none" reply names are pointers, not citations
+        assert CITATIONS.get(final).cited == [] and CITATIONS.get(final).invalid == []
 
 
 def test_the_answer_is_given_only_the_articles_judged_relevant(fake_settings):

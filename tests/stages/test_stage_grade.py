@@ -7,9 +7,10 @@ import pytest
 
 from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.grade.agent import GradeStage, parse_quality, rule_verdict
+from agentic_rag.stages.grade.judge import Calibration, judge, sigmoid
 from agentic_rag.state import QUALITY, RETRIEVAL, ROUTE, USER_QUERY, Route
 from tests.fakes.adk import run_agent
-from tests.fakes.mock_model import MockModel
+from tests.fakes.mock_model import MockModel, MockScoringModel
 
 DIMS = ("relevance", "completeness", "accuracy", "coverage")
 
@@ -77,8 +78,6 @@ def test_an_outage_is_a_model_error_not_a_fail(fake_settings):
 
 
 # ------------------------------------------------------------------------------------------ the calibrated gate
-from agentic_rag.stages.grade.judge import Calibration, judge, sigmoid
-from tests.fakes.mock_model import MockScoringModel
 
 CAL = Calibration(relevance=(-1.0, 2.0, 0.0, 0.0), accuracy=(-2.0, 1.5, 6.0), completeness=(-4.0, 12.0, 5.0, 2.0, 3.0),
                   relevant_threshold=0.5)

@@ -132,9 +132,9 @@ class AnswerStage(LlmStage):
         if path == "degraded":
             quality = QUALITY.get(state)
             text = articles_verbatim(ev, (quality.error if quality else None) or CAUSE_TEXT["unavailable"])
-        else:  # fixed texts make no legal claim: nothing to cite or check
-            text, ev = fixed_reply(state, path), Evidence(articles=[], kb_laws=[])
-        yield self._final(ctx, text, check(text, ev)[1], path)
+            yield self._final(ctx, text, check(text, ev)[1], path)
+        else:  # fixed texts make no legal claim (the nearest articles they name are pointers): nothing to check
+            yield self._final(ctx, fixed_reply(state, path), Citations(), path)
 
     async def _generate(self, ctx: InvocationContext, ev: Evidence, path: str) -> AsyncGenerator[Event, None]:
         """The heading and the articles' text at once (verbatim, nothing to generate), then the model's analysis,

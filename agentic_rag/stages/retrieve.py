@@ -71,7 +71,9 @@ class RetrieveStage(Stage):
         if subs:
             results = [retriever.retrieve(q, matcher=plan.matcher, top_k_=plan.top_k, exclude=plan.exclude)
                        for q in subs]
-            result = merge_per_question(results, subs, plan.top_k)
+            # the gate's signals (cosine, margin, lexical overlap) were calibrated on whole questions
+            whole = retriever.retrieve(question, matcher=plan.matcher, top_k_=plan.top_k, exclude=plan.exclude)
+            result = merge_per_question(results, subs, plan.top_k).model_copy(update={"signals": whole.signals})
         else:
             result = retriever.retrieve(question, variants=plan.variants, main_query=plan.main_query,
                                         keywords=plan.keywords, matcher=plan.matcher, top_k_=plan.top_k,

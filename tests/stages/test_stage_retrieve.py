@@ -34,6 +34,8 @@ def test_sub_questions_each_keep_a_quota(fake_settings, fake_retriever):
     assert result.sub_questions == route.sub_questions and len(evidence) == 6
     assert evidence[0].article == 10 and evidence[1].article == 69  # round-robin: each sub-question's best first
     assert len({a.id for a in evidence}) == len(evidence)
+    # the gate weighs the whole question's retrieval signals, as it was calibrated (not the defaults: all zero)
+    assert result.signals == fake_retriever.retrieve("两个问题", top_k_=5).signals and result.signals["best_cosine"] > 0
 
 
 def test_merge_dedups_and_caps(fake_retriever):

@@ -37,6 +37,7 @@ FEATURES = ROOT / "eval" / "results" / "gate_features.jsonl"
 REPORT = ROOT / "eval" / "results" / "gate_calibration.json"
 SHIPPED = ROOT / "agentic_rag" / "resources" / "gate_calibration.json"
 DATASETS = (ROOT / "eval" / "pipl_eval.jsonl", ROOT / "eval" / "multilaw_eval.jsonl")
+ROUTES = (ROOT / "eval" / "results" / "routing_pipl.json", ROOT / "eval" / "results" / "routing_multilaw_on_pipl_kb.json")
 THRESHOLD = 32
 L2 = 1.0
 
@@ -247,6 +248,18 @@ def report(rows: list[dict], scored: dict[str, tuple[float, list[float]]], thres
     return out
 
 
+def with_router(rows: list[dict], scored: dict[str, tuple[float, list[float]]]) -> dict | None:
+    """The whole system's rates: a question the router sends away (chit-chat, another law) never reaches the gate,
+    so it fails whatever its total; routes from `python -m agentic_rag.eval route --json` (ROUTES)."""
+    routes = {q["id"]: q["route"] for f in ROUTES if f.exists()
+              for q in json.loads(f.read_text(encoding="utf-8"))["questions"]}
+    if not routes:
+        return None
+    passed = {r["id"]: routes.get(r["id"], "kb") in ("kb", "multi") and scored[r["id"]][0] >= THRESHOLD for r in rows}
+    pos, neg = [passed[r["id"]] for r in rows if r["y"]], [not passed[r["id"]] for r in rows if not r["y"]]
+    return {"answerable_pass_rate": round(sum(pos) / len(pos), 4), "out_of_scope_fail_rate": round(sum(neg) / len(neg), 4)}
+
+
 def split(rows: list[dict]) -> dict[str, str]:
     """id → "dev" | "test": every other question of each (set, type), in id order."""
     groups: dict = {}
@@ -273,6 +286,8 @@ def fit(args) -> None:
               "relevant_threshold": relevant, "left_out_in_scope_misses": len(rows) - len(data),
               "dev_out_of_fold": report(dev, oof, relevant),
               "test": report(test, {r["id"]: total(r, final, shift) for r in test}, relevant),
+              "dev_out_of_fold_with_router": with_router(dev, oof),
+              "test_with_router": with_router(test, {r["id"]: total(r, final, shift) for r in test}),
               "test_ids": sorted(rid for rid, p in part.items() if p == "test"), "fitted_on_dev": final}
     REPORT.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
     SHIPPED.write_text(json.dumps({**final, "relevant_threshold": relevant, "gate_shift": shift, "provenance": {

@@ -43,8 +43,8 @@ async def run_one(agent, question: str) -> dict:
         now = time.perf_counter() - started
         if ev.author == "QualityEvaluatorAgent" and not ev.partial:
             marks["graded"] = now
-        if ev.partial and ev.author == "AnswerGeneratorAgent":
-            marks.setdefault("first_text", now)
+        if ev.partial and ev.author == "AnswerGeneratorAgent":  # the articles' text first, then the model's
+            marks.setdefault("first_model_text" if "first_text" in marks else "first_text", now)
 
     state = await ask(agent, question, on_event, stream=True)
     latency = time.perf_counter() - started
@@ -54,6 +54,8 @@ async def run_one(agent, question: str) -> dict:
             "llm_calls": LLM_CALLS.get(state), "usage": usage, "gate": quality.source if quality else None,
             "first_text_after_grade_s": round(marks["first_text"] - marks.get("graded", 0.0), 2)
             if "first_text" in marks else None,
+            "first_model_text_after_grade_s": round(marks["first_model_text"] - marks.get("graded", 0.0), 2)
+            if "first_model_text" in marks else None,
             "answer_tokens_per_s": round(usage.get("completion", 0) / timings["answer"], 1)
             if timings.get("answer") else None}
 
@@ -66,8 +68,10 @@ def summary(rows: list[dict]) -> dict:
     stages = sorted({k for r in rows for k in r["timings"]})
     passed = [r for r in rows if r["path"] == "pass"]
     return {"n": len(rows), "p50_latency_s": med([r["latency_s"] for r in rows]),
+            "p50_latency_answered_s": med([r["latency_s"] for r in passed]),  # a FAIL writes no answer: faster
             "median_stage_s": {s: med([r["timings"].get(s) for r in rows]) for s in stages},
             "p50_first_text_after_grade_s": med([r["first_text_after_grade_s"] for r in rows]),
+            "p50_first_model_text_after_grade_s": med([r["first_model_text_after_grade_s"] for r in rows]),
             "max_llm_calls_on_pass": max((r["llm_calls"] for r in passed), default=None),
             "median_answer_tokens_per_s": med([r["answer_tokens_per_s"] for r in rows]),
             "tokens": {k: sum(r["usage"].get(k, 0) for r in rows) for k in ("prompt", "completion", "cached")},

@@ -123,7 +123,9 @@ class Settings(BaseSettings):
 
     # --- the agentic loop
     agentic_enabled: bool = Field(True, description="false: one attempt, no router LLM, no multi-intent split")
-    agentic_max_retries: int = Field(2, ge=0, le=4, description="further retrieve+grade attempts after a FAIL")
+    agentic_max_retries: int | None = Field(
+        None, ge=0, le=4, description="further retrieve+grade attempts after a FAIL; default 2 with API models, 0 with "
+                                      "the embedded model (llm.models.max_attempts says why)")
     max_attempts: int | None = Field(None, ge=1, le=5, description="legacy: total attempts (overrides the above)")
     follow_up_depth: int = Field(2, ge=0, le=3, description="how far 依照本法第X条 references are followed")
     max_sub_questions: int = Field(3, ge=1, le=5)
@@ -143,13 +145,6 @@ class Settings(BaseSettings):
     web_timeout_s: float = Field(15.0, gt=0, validation_alias=AliasChoices("web_timeout_s", "serpapi_timeout_s"))
     web_results: int = Field(5, ge=1, le=10)
     web_snippet_chars: int = Field(300, ge=50, le=2000, description="web text per result given to the LLM")
-
-    @property
-    def attempts(self) -> int:
-        """How many retrieve+grade rounds a question may take."""
-        if self.max_attempts is not None:
-            return self.max_attempts
-        return 1 + self.agentic_max_retries if self.agentic_enabled else 1
 
     def secrets(self) -> list[str]:
         """Every configured key's value (the log filter redacts them)."""

@@ -24,7 +24,10 @@ def test_the_suite_reads_no_developer_environment():
     assert Settings().deepseek_api_key is None
 
 
-def test_attempts_follow_the_loop_switch():
-    assert Settings(_env_file=None).attempts == 3
-    assert Settings(_env_file=None, agentic_enabled=False).attempts == 1
-    assert Settings(_env_file=None, max_attempts=2).attempts == 2
+def test_attempts_follow_the_loop_switch_and_the_grader():
+    from agentic_rag.llm.models import max_attempts
+    assert max_attempts(Settings(_env_file=None)) == 1  # the embedded grader: its retries measurably did not help
+    assert max_attempts(Settings(_env_file=None, agentic_rag_model="deepseek/deepseek-chat")) == 3
+    assert max_attempts(Settings(_env_file=None, agentic_max_retries=2)) == 3  # set explicitly: kept
+    assert max_attempts(Settings(_env_file=None, agentic_rag_model="x/y", agentic_enabled=False)) == 1
+    assert max_attempts(Settings(_env_file=None, max_attempts=2)) == 2

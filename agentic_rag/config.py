@@ -125,7 +125,7 @@ class Settings(BaseSettings):
     agentic_enabled: bool = Field(True, description="false: one attempt, no router LLM, no multi-intent split")
     agentic_max_retries: int | None = Field(
         None, ge=0, le=4, description="further retrieve+grade attempts after a FAIL; default 2 with API models, 0 with "
-                                      "the embedded model (llm.models.max_attempts says why)")
+                                      "the embedded model (retry_policy.attempt_budget says why)")
     max_attempts: int | None = Field(None, ge=1, le=5, description="legacy: total attempts (overrides the above)")
     follow_up_depth: int = Field(2, ge=0, le=3, description="how far 依照本法第X条 references are followed")
     max_sub_questions: int = Field(3, ge=1, le=5)

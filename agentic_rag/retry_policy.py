@@ -14,11 +14,28 @@ The workflow keeps the best attempt by total score, not the last.
 """
 from __future__ import annotations
 
+from .config import Settings
+from .llm.models import LOCAL_PREFIX, model_name
 from .retrieval.channels import MATCHERS
 from .state import Attempt, Plan, Quality, Rewrite
 
 MATCHER_ORDER = tuple(MATCHERS)  # ensemble, hybrid, bm25, vector, gram
 MORE_CANDIDATES = 3
+RETRIES_LOCAL, RETRIES_API = 0, 2  # further attempts after a FAIL when AGENTIC_MAX_RETRIES is not set
+
+
+def attempt_budget(settings: Settings) -> int:
+    """How many retrieve+grade rounds a question may take. Retries re-grade other articles, so they help a judge
+    that tells relevant from not; with the embedded grader they recovered none of the 10 held-out questions it
+    failed, at ~50 s each (eval/results/e2e_local1.5b_v2.json), hence its default of one attempt."""
+    if settings.max_attempts is not None:
+        return settings.max_attempts
+    if not settings.agentic_enabled:
+        return 1
+    retries = settings.agentic_max_retries
+    if retries is None:
+        retries = RETRIES_LOCAL if model_name("evaluator", settings).startswith(LOCAL_PREFIX) else RETRIES_API
+    return 1 + retries
 
 
 def first_plan(rewrite: Rewrite, top_k: int) -> Plan:

@@ -24,10 +24,9 @@ from pydantic import ConfigDict, PrivateAttr
 
 from .config import Settings, get_settings
 from .knowledge.index import IndexError_
-from .llm.models import max_attempts
 from .retrieval.models import ModelNotAvailableError
 from .retrieval.retriever import LocalRetriever, QueryError, get_retriever, validate_query
-from .retry_policy import first_plan, next_plan, stop_reason
+from .retry_policy import attempt_budget, first_plan, next_plan, stop_reason
 from .safety.guard import parse_marker
 from .stages.answer.agent import AnswerStage
 from .stages.base import Stage, end_question, question_run, state_event, user_text
@@ -175,7 +174,7 @@ class ConditionalWorkflowAgent(BaseAgent):
             quality, retrieval = QUALITY.get(state), RETRIEVAL.get(state)
             attempts.append(attempt_record(plan, retrieval, quality))
             best = best if best is not None and best[0].total >= quality.total else (quality, retrieval)
-            stop = stop_reason(attempts, quality, max_attempts(self._settings)) or self._out_of_time(ctx)
+            stop = stop_reason(attempts, quality, attempt_budget(self._settings)) or self._out_of_time(ctx)
             if stop:
                 attempts[-1].stop = stop
                 break

@@ -25,9 +25,9 @@ def test_the_suite_reads_no_developer_environment():
 
 
 def test_attempts_follow_the_loop_switch_and_the_grader():
-    from agentic_rag.llm.models import max_attempts
-    assert max_attempts(Settings(_env_file=None)) == 1  # the embedded grader: its retries measurably did not help
-    assert max_attempts(Settings(_env_file=None, agentic_rag_model="deepseek/deepseek-chat")) == 3
-    assert max_attempts(Settings(_env_file=None, agentic_max_retries=2)) == 3  # set explicitly: kept
-    assert max_attempts(Settings(_env_file=None, agentic_rag_model="x/y", agentic_enabled=False)) == 1
-    assert max_attempts(Settings(_env_file=None, max_attempts=2)) == 2
+    from agentic_rag.retry_policy import attempt_budget
+    assert attempt_budget(Settings(_env_file=None)) == 1  # the embedded grader: its retries measurably did not help
+    assert attempt_budget(Settings(_env_file=None, agentic_rag_model="deepseek/deepseek-chat")) == 3
+    assert attempt_budget(Settings(_env_file=None, agentic_max_retries=2)) == 3  # set explicitly: kept
+    assert attempt_budget(Settings(_env_file=None, agentic_rag_model="x/y", agentic_enabled=False)) == 1
+    assert attempt_budget(Settings(_env_file=None, max_attempts=2)) == 2

@@ -118,7 +118,7 @@ def cited(citations, gold: list) -> list:
         keys = citations.listed + citations.valid_keys + citations.invalid_keys
     else:
         keys = [n for _, n in citations.listed] + citations.valid + citations.invalid
-    return list(dict.fromkeys(map(lambda k: tuple(k) if isinstance(k, list) else k, keys)))
+    return list(dict.fromkeys(map(key, keys)))
 
 
 def question_result(row: dict, state: dict, latency: float, config: dict) -> dict:
@@ -208,8 +208,13 @@ def put_forward(result: dict) -> list:
     return result["cited"] if result["path"] in ANSWERS else []
 
 
+def key(item):
+    """An article number, or a (law, article) pair as a tuple (JSON gives lists)."""
+    return tuple(item) if isinstance(item, list) else item
+
+
 def keys(items: list) -> set:
-    return {tuple(x) if isinstance(x, list) else x for x in items}
+    return set(map(key, items))
 
 
 def _counts(values) -> dict[str, int]:

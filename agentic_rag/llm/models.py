@@ -25,7 +25,6 @@ LOCAL_PREFIX = "local/"
 # How long a whole question may take when nothing is configured: the embedded model is slow on 2 cores.
 DEADLINE_LOCAL_S = 300.0
 DEADLINE_API_S = 90.0
-RETRIES_LOCAL, RETRIES_API = 0, 2  # further attempts after a FAIL when AGENTIC_MAX_RETRIES is not set
 
 
 def model_name(role: Role, settings: Settings) -> str:
@@ -42,20 +41,6 @@ def question_deadline(settings: Settings) -> float:
         return settings.question_deadline_s
     local = any(model_name(r, settings).startswith(LOCAL_PREFIX) for r in ROLES)
     return DEADLINE_LOCAL_S if local else DEADLINE_API_S
-
-
-def max_attempts(settings: Settings) -> int:
-    """How many retrieve+grade rounds a question may take. Retries re-grade other articles, so they help a judge
-    that tells relevant from not; with the embedded grader they recovered none of the 10 held-out questions it
-    failed, at ~50 s each (eval/results/e2e_local1.5b_v2.json), hence its default of one attempt."""
-    if settings.max_attempts is not None:
-        return settings.max_attempts
-    if not settings.agentic_enabled:
-        return 1
-    retries = settings.agentic_max_retries
-    if retries is None:
-        retries = RETRIES_LOCAL if model_name("evaluator", settings).startswith(LOCAL_PREFIX) else RETRIES_API
-    return 1 + retries
 
 
 def make_model(role: Role, settings: Settings) -> BaseLlm:

@@ -93,3 +93,14 @@ def test_stream_shows_only_checked_sentences_and_ends_equal_to_the_check():
     assert "第二百零一条" not in streamed and "二百零一" not in "".join(shown)
     assert streamed == tidy(check(answer, ev)[0])
     assert "**适用条件**：须经同意" in streamed
+
+
+def test_a_sentence_left_with_only_a_removed_citation_is_dropped_whole():
+    answer = "根据《民法典》第一千零三十四条\n依据第十条，不得出售。另见第九十条。\n- 参见《个人信息保护法》第九十一条；\n"
+    text, rec = check(answer, pipl(10))
+    assert text.strip() == "依据第十条，不得出售。" and UNVERIFIED not in text
+    assert rec.invalid == [90, 91] and rec.external_invalid == ["民法典第1034条"]
+    assert "第九十条" in note(rec)  # the reader is still told what was removed
+    stream = VerifiedStream(pipl(10))
+    streamed = "".join(stream.feed(answer[i:i + 2]) for i in range(0, len(answer), 2)) + stream.flush()
+    assert streamed == text

@@ -14,6 +14,7 @@ A number alone in a knowledge base of several laws is valid when a given article
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ...retrieval.laws import resolve
@@ -24,6 +25,11 @@ from ...state import Citations
 
 UNVERIFIED = "〔未核实的条文〕"
 WEB_SOURCED = "（网络来源，未核实）"
+# A sentence that said nothing but "according to <removed citation>" is dropped whole: the note below tells the reader
+# what was removed, and a bare "根据〔未核实的条文〕" line only reads like a broken answer.
+_SENTENCE = re.compile(r"(?<=[。！？；!?;\n])")
+_FILLER = re.compile(r"《[^》\n]{1,40}》|根据|依据|依照|按照|参照|参见|另见|详见|以及|及|和|与|或|相关|上述|本法|该法|的|规定|"
+                     r"[\s、，,：:（）()\-*>#。！？；!?;]|\d+[.、]")
 NOTE = "\n\n> 核对说明：回答中提到的{bad}不在本次作为依据的条文中，已删除该引用，请以上列条文为准。"
 
 
@@ -96,7 +102,13 @@ def check(answer: str, ev: Evidence) -> tuple[str, Citations]:
     text = answer
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
-    return text, rec
+    return (_drop_bare_markers(text) if edits else text), rec
+
+
+def _drop_bare_markers(text: str) -> str:
+    """Sentences left with only a removed citation and connectives are dropped (sentence by sentence, so the streamed
+    pieces, which end at sentence boundaries, are cleaned exactly as the whole answer is)."""
+    return "".join(s for s in _SENTENCE.split(text) if UNVERIFIED not in s or _FILLER.sub("", s.replace(UNVERIFIED, "")))
 
 
 def note(rec: Citations) -> str:

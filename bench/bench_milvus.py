@@ -16,11 +16,15 @@ the same vectors. Real embeddings of 64k articles do not exist here (EmbeddingGe
 exact top-10 on the same query vectors (random data has no cluster structure, so IVF recall is a pessimistic
 bound). BM25 runs on the real text: STARD Recall@10/@100 and MRR@10 against the gold articles, for both backends.
 
+With --vectors-index DIR (a national index built by init_index.py, e.g. the e5-small-q4 one of bench/stard_national.sh)
+the national phases use its REAL document vectors and the same embedder's query vectors instead (cached by
+bench/stard.py), and STARD recall is measured for every channel: dense, BM25 and each backend's hybrid.
+
 Sets: national (64,665 national LawRefBook articles) and all (147k, local regulations included).
 RSS: each phase is its own subprocess; Milvus Lite's engine is a child process, so its peak (VmHWM) is added.
 
   nice -n 19 .venv/bin/python bench/bench_milvus.py [--sets national all] [--latency-queries 200] \
-      [--json bench/results/milvus.json]
+      [--vectors-index data/national-e5] [--json bench/results/milvus.json]
 """
 from __future__ import annotations
 
@@ -88,6 +92,31 @@ class RandomEmbedder:
         return np.stack([self._vec("q:", t) for t in texts])
 
 
+class IndexVectors:
+    """The document vectors of a built national index, served by text (build_index asks for Document.index_text);
+    texts the index does not hold (an amendment's new wording) are embedded by the index's own embedder."""
+
+    def __init__(self, docs, vectors, embedder):
+        self.model_id, self.dim, self.seconds = embedder.model_id, vectors.shape[1], 0.0
+        self._inner, self._by_text = embedder, {d.index_text: v for d, v in zip(docs, vectors)}
+
+    def encode_documents(self, texts, show_progress=False):
+        import numpy as np
+
+        return np.stack([self._by_text[t] if t in self._by_text else self._inner.encode_documents([t])[0]
+                         for t in texts])
+
+
+def real_vectors(index_dir: Path, docs, questions):
+    """(embedder serving the index's document vectors, query vectors of `questions`) — bench/stard.py's loader."""
+    from stard import prepare_index_dense
+
+    from _common import RESULTS_DIR
+
+    data = prepare_index_dense(argparse.Namespace(index_dir=index_dir, cache_dir=RESULTS_DIR), docs, questions)
+    return IndexVectors(docs, data["national_vecs"], data["embedder"]), data["q_vecs"]
+
+
 class TimedTokenizer:
     """LegalTokenizer, counting the time build_index spends tokenising."""
 
@@ -125,13 +154,13 @@ def engine_memory_mb() -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- one phase (child)
-def build_phase(docs, backend: str, workdir: Path) -> tuple[dict, Path]:
+def build_phase(docs, backend: str, workdir: Path, embedder=None) -> tuple[dict, Path]:
     from agentic_rag.knowledge.index import build_index
     from agentic_rag.knowledge.stores import StoreOptions
     from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
     store, dense_index = BACKENDS[backend]
-    embedder, tokenizer = RandomEmbedder(), TimedTokenizer(LegalTokenizer())
+    embedder, tokenizer = embedder or RandomEmbedder(), TimedTokenizer(LegalTokenizer())
     data_dir = workdir / f"data-{backend}"
     with Timer() as t:
         manifest = build_index(docs, embedder, tokenizer, data_dir, corpus_source="lawrefbook", force=True,
@@ -141,13 +170,13 @@ def build_phase(docs, backend: str, workdir: Path) -> tuple[dict, Path]:
     return {"store": store, "dense_index": dense_index, "build_s": round(t.s, 1),
             "build_cpu_s_python": round(t.cpu_s, 1),
             "docs_per_s": round(len(docs) / t.s, 1), "tokenize_s": round(tokenizer.seconds, 1),
-            "random_vectors_s": round(embedder.seconds, 1),
+            "vectors_s": round(embedder.seconds, 1),
             "store_and_files_s": round(store_s, 1), "store_and_files_docs_per_s": round(len(docs) / store_s, 1),
             "index_mb_on_disk": round(sum(f.stat().st_size for f in index_dir.rglob("*") if f.is_file()) / 2**20, 1),
             "rss_after_build_mb": current_rss_mb(), **engine_memory_mb()}, data_dir
 
 
-def _fused(settings, dense, keyword):
+def _fused(settings, dense, keyword, k: int = K_CANDIDATES):
     """The retriever's client-side fusion of one dense and one BM25 list (semantic-question weights)."""
     from agentic_rag.retrieval.fusion import CHANNEL_WEIGHTS, RankedList, weighted_rrf
 
@@ -155,15 +184,15 @@ def _fused(settings, dense, keyword):
 
     def hybrid(v, toks):
         lists = [RankedList("vector", w["vector"], dense(v, toks)), RankedList("bm25", w["bm25"], keyword(v, toks))]
-        return [(h.doc, h.score) for h in weighted_rrf(lists, settings.rrf_k)][:K_CANDIDATES]
+        return [(h.doc, h.score) for h in weighted_rrf(lists, settings.rrf_k)][:k]
     return hybrid
 
 
-def channel_funcs(index, backend: str, settings):
+def channel_funcs(index, backend: str, settings, k: int = K_CANDIDATES):
     """name → f(query_vector, expanded_tokens) -> [(doc, score)]: dense, bm25, hybrid (+ hybrid_client on Milvus)."""
     from agentic_rag.retrieval.bm25 import make_bm25, top_k
 
-    store, k = index.store, K_CANDIDATES
+    store = index.store
     if backend == "faiss":
         bm25 = make_bm25(index.tokens, "sparse")
 
@@ -174,7 +203,7 @@ def channel_funcs(index, backend: str, settings):
         def keyword(v, toks):
             return top_k(bm25.get_scores(toks), k)
 
-        return {"dense": dense, "bm25": keyword, "hybrid": _fused(settings, dense, keyword)}
+        return {"dense": dense, "bm25": keyword, "hybrid": _fused(settings, dense, keyword, k)}
 
     def dense(v, toks):
         return store.dense(v[None, :], k)[0]
@@ -186,7 +215,7 @@ def channel_funcs(index, backend: str, settings):
         return store.hybrid(v[None, :], [" ".join(toks)], k, settings.rrf_k)[0]
 
     # hybrid_client = MILVUS_HYBRID=client (the default): Milvus's two rankings, fused here like the FAISS path
-    return {"dense": dense, "bm25": keyword, "hybrid": engine, "hybrid_client": _fused(settings, dense, keyword)}
+    return {"dense": dense, "bm25": keyword, "hybrid": engine, "hybrid_client": _fused(settings, dense, keyword, k)}
 
 
 def time_channels(funcs, qvecs, qtoks) -> tuple[dict, list]:
@@ -205,25 +234,24 @@ def time_channels(funcs, qvecs, qtoks) -> tuple[dict, list]:
     return out, dense_top
 
 
-def bm25_recall(index, backend: str, questions, tokenizer) -> dict:
-    """STARD Recall@10/@100 and MRR@10 of the backend's own BM25, over every question."""
+def stard_recall(funcs: dict, questions, qvecs, qtoks, ids: list[str]) -> dict:
+    """STARD Recall@10/@100 and MRR@10 of each channel (functions asked for DEPTH hits), over every question."""
     from agentic_rag.eval.metrics import mrr_at, recall_at
-    from agentic_rag.retrieval.bm25 import make_bm25, top_k
 
-    ids = [d.id for d in index.documents]
-    scorer = make_bm25(index.tokens, "sparse") if backend == "faiss" else None
-    rows = []
-    with Timer() as t:
-        for q in questions:
-            toks = tokenizer.expand_query(q["query"])
-            hits = top_k(scorer.get_scores(toks), DEPTH) if scorer else index.store.bm25([" ".join(toks)], DEPTH)[0]
-            ranked = [ids[d] for d, _ in hits]
-            gold = q["gold"]
-            rows.append((recall_at(ranked, gold, 10), recall_at(ranked, gold, 100), mrr_at(ranked, gold, 10)))
-    n = len(rows)
-    return {"n_questions": n, "recall@10": round(sum(r[0] for r in rows) / n, 4),
-            "recall@100": round(sum(r[1] for r in rows) / n, 4), "mrr@10": round(sum(r[2] for r in rows) / n, 4),
-            "mean_ms_per_query_depth_100": round(t.s * 1000 / n, 2)}
+    out = {}
+    for name, f in funcs.items():
+        rows = []
+        with Timer() as t:
+            for q, v, toks in zip(questions, qvecs, qtoks):
+                ranked = [ids[d] for d, _ in f(v, toks)]
+                rows.append((recall_at(ranked, q["gold"], 10), recall_at(ranked, q["gold"], 100),
+                             mrr_at(ranked, q["gold"], 10)))
+        n = len(rows)
+        out[name] = {"n_questions": n, "recall@10": round(sum(r[0] for r in rows) / n, 4),
+                     "recall@100": round(sum(r[1] for r in rows) / n, 4),
+                     "mrr@10": round(sum(r[2] for r in rows) / n, 4),
+                     "mean_ms_per_query_depth_100": round(t.s * 1000 / n, 2)}
+    return out
 
 
 def phase(args) -> dict:
@@ -238,13 +266,20 @@ def phase(args) -> dict:
     docs = docs[:args.limit_docs] if args.limit_docs else docs
     res: dict = {"set": set_name, "backend": backend, "n_docs": len(docs), "malformed_skipped": skipped,
                  "load_corpus_s": round(t.s, 1)}
-    log(f"[{args.phase}] {len(docs)} articles; building")
-    build, data_dir = build_phase(docs, backend, workdir)
+    questions = load_stard()
+    real = args.vectors_index is not None and set_name == "national"
+    embedder, qvecs = real_vectors(Path(args.vectors_index), docs, questions) if real else (None, None)
+    if qvecs is None:
+        qvecs = RandomEmbedder().encode_queries([q["query"] for q in questions])
+    res["vectors"] = embedder.model_id if real else RandomEmbedder.model_id
+    log(f"[{args.phase}] {len(docs)} articles, {res['vectors']} vectors; building")
+    build, data_dir = build_phase(docs, backend, workdir, embedder)
     res["build"] = build
     del docs
     with Timer() as t:
         index = load_index(data_dir)
-        funcs = channel_funcs(index, backend, Settings(_env_file=None))  # FAISS: the BM25 matrix is built here
+        settings = Settings(_env_file=None)
+        funcs = channel_funcs(index, backend, settings)  # FAISS: the BM25 matrix is built here
     res["load_s"] = round(t.s, 1)
     if BACKENDS[backend][0] == "milvus":  # did the engine build the dense index, or search brute force?
         info = index.store.client.describe_index(index.store.collection, "dense")
@@ -252,23 +287,25 @@ def phase(args) -> dict:
                                                              "pending_index_rows")}
     log(f"[{args.phase}] built in {build['build_s']} s, loaded in {res['load_s']} s; querying")
     tokenizer = LegalTokenizer()
-    questions = load_stard()
-    timed = spread(questions, args.latency_queries)
-    qvecs = RandomEmbedder().encode_queries([q["query"] for q in timed])
-    res["latency_ms"], dense_top = time_channels(funcs, qvecs, [tokenizer.expand_query(q["query"]) for q in timed])
+    qtoks = [tokenizer.expand_query(q["query"]) for q in questions]
+    timed = spread(list(range(len(questions))), args.latency_queries)
+    res["latency_ms"], dense_top = time_channels(funcs, qvecs[timed], [qtoks[i] for i in timed])
     res["latency_queries"] = len(timed)
     res["dense_recall_vs_faiss_exact"] = dense_overlap(workdir / f"{set_name}-faiss-top10.json", dense_top, backend)
-    res["bm25_stard"] = bm25_recall(index, backend, questions, tokenizer)
+    deep = channel_funcs(index, backend, settings, DEPTH)
+    recall = stard_recall(deep if real else {"bm25": deep["bm25"]}, questions, qvecs, qtoks,
+                          [d.id for d in index.documents])
+    res["bm25_stard"], res["stard"] = recall["bm25"], recall
     res.update(engine_memory_mb())
     res["peak_rss_serving_mb"] = peak_rss_mb()  # build + load + queries, before the update re-reads the files
     if BACKENDS[backend][0] == "milvus":
         index.store.close()
-        res["update_one_law"] = time_update(data_dir, index.documents)
+        res["update_one_law"] = time_update(data_dir, index.documents, embedder or RandomEmbedder())
         res["update_one_law"]["engine_after"] = engine_memory_mb()
     return res
 
 
-def time_update(data_dir: Path, documents) -> dict:
+def time_update(data_dir: Path, documents, embedder) -> dict:
     """An amendment of the law with the most articles: 2 reworded, 1 repealed, 1 added, in place."""
     from collections import Counter
     from dataclasses import replace
@@ -280,7 +317,6 @@ def time_update(data_dir: Path, documents) -> dict:
     old = [d for d in documents if d.law == law]
     new = [replace(d, text=d.text + "（修订）") if i < 2 else d for i, d in enumerate(old[:-1])]
     new.append(replace(old[0], id=old[0].id + "-added", article_cn="第九千条", article=9000, text="新增条文。"))
-    embedder = RandomEmbedder()
     with Timer() as t:
         manifest, change = update_law(data_dir, law, new, embedder, LegalTokenizer())
     return {"law": law, "law_articles": len(old), "added": len(change.added), "replaced": len(change.replaced),
@@ -304,7 +340,8 @@ def dense_overlap(path: Path, dense_top: list, backend: str) -> dict | None:
 # ---------------------------------------------------------------------------------------------- driver
 def run_subprocess(phase: str, args, workdir: str) -> dict:
     return run_phase(str(Path(__file__).resolve()), phase, [
-        "--workdir", workdir, "--latency-queries", str(args.latency_queries), "--limit-docs", str(args.limit_docs)])
+        "--workdir", workdir, "--latency-queries", str(args.latency_queries), "--limit-docs", str(args.limit_docs),
+        *(["--vectors-index", str(args.vectors_index)] if args.vectors_index else [])])
 
 
 def report(result: dict) -> str:
@@ -323,15 +360,24 @@ def report(result: dict) -> str:
                      dense_r, bm["recall@10"], bm["recall@100"], round(rss), ph.get("update_one_law", {}).get("s")))
     head = ["phase (articles)", "build s", "docs/s", "store s", "load s", "dense p50", "p95", "bm25 p50", "p95",
             "hybrid p50", "p95", "client p50", "p95", "dense R@10", "BM25 R@10", "R@100", "peak MB", "update s"]
-    return table(head, rows, first_width=30, width=11, digits=3)
+    out = table(head, rows, first_width=30, width=11, digits=3)
+    recall = [(f"{name} {ch}", r["recall@10"], r["recall@100"], r["mrr@10"], r["mean_ms_per_query_depth_100"])
+              for name, ph in result["phases"].items() if len(ph.get("stard", {})) > 1
+              for ch, r in ph["stard"].items()]
+    if recall:
+        out += "\n\nSTARD over the real vectors\n" + table(["phase channel", "R@10", "R@100", "MRR@10", "ms/query"],
+                                                          recall, first_width=36, width=10, digits=3)
+    return out
 
 
-def _header() -> dict:
+def _header(args) -> dict:
     """What the run measured and how (the JSON's self-description)."""
     return {"benchmark": "bench_milvus", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "host": {"cpus": os.cpu_count(), "python": platform.python_version(), "nice": os.nice(0),
                     "loadavg_start": loadavg()},
-           "vectors": VECTOR_NOTE, "k_candidates": K_CANDIDATES, "stard_depth": DEPTH,
+           "vectors": VECTOR_NOTE if not args.vectors_index else (
+               f"national phases: the real document vectors of the index in {args.vectors_index} and its embedder's "
+               "query vectors (STARD recall per channel under 'stard'); other sets: " + VECTOR_NOTE), "k_candidates": K_CANDIDATES, "stard_depth": DEPTH,
            "channels": {"dense": "FAISS IndexFlatIP search | Milvus dense search (FLAT or IVF_FLAT nlist 1024 "
                                  "nprobe 32), generation filter on",
                         "bm25": "SparseBM25 (LegalTokenizer tokens, lucene idf) | "
@@ -354,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sets", nargs="+", choices=list(DEFAULT_PHASES), default=list(DEFAULT_PHASES))
     p.add_argument("--latency-queries", type=int, default=200, help="STARD questions timed per channel")
     p.add_argument("--json", type=Path)
+    p.add_argument("--vectors-index", type=Path, help="a national index whose real vectors the national phases use")
     p.add_argument("--limit-docs", type=int, default=0, help=argparse.SUPPRESS)  # smoke runs: first N articles
     p.add_argument("--phase", help=argparse.SUPPRESS)  # internal: run one phase in this process
     p.add_argument("--workdir", help=argparse.SUPPRESS)
@@ -368,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, ensure_ascii=False))
         return 0
     os.environ.setdefault("TQDM_DISABLE", "1")
-    result = _header()
+    result = _header(args)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-milvus-") as workdir:
         for set_name in args.sets:

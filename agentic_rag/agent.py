@@ -1,5 +1,6 @@
 """The ADK entry points: `root_agent` (the ConditionalWorkflowAgent) and `app` (the same agent with the input
-guard plugin; `adk web` / `adk api_server` / `adk run` load `app` first).
+guard plugin; `adk web` / `adk api_server` / `adk run` load `app` first). Under `adk run`, the answer streams to the
+terminal (`terminal.py`).
 
 Loading the app starts warming up the knowledge base and the embedded model in the background, so the first
 question does not wait on a bare progress bar while a gigabyte of weights loads.
@@ -11,6 +12,7 @@ import threading
 
 from google.adk.apps import App
 
+from . import terminal
 from .config import Settings, get_settings
 from .llm.models import LOCAL_PREFIX, ROLES, model_name
 from .retrieval.retriever import get_retriever
@@ -37,6 +39,7 @@ def warm_up(settings: Settings) -> None:
 
 _settings = get_settings()
 redact.install(_settings.secrets())
+terminal.install()  # `adk run` only: stream the answer there too
 threading.Thread(target=warm_up, args=(_settings,), name="warm-up", daemon=True).start()
 
 root_agent = ConditionalWorkflowAgent(settings=_settings)

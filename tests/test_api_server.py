@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 from agentic_rag.config import PROJECT_ROOT
 from tests.fakes.fake_llm import role_of
-from tests.fakes.openai_server import FakeError, FakeOpenAIServer
+from tests.fakes.openai_server import FakeError, FakeOpenAIServer, Held
 
 APP = "agentic_rag"
 REWRITE = {"main_query": "未满十四周岁未成年人个人信息处理需要监护人同意", "variants": ["儿童个人信息 父母同意"],
@@ -197,3 +198,36 @@ def test_adk_run_answers_a_single_query(server):
     assert out.returncode == 0, out.stderr[-2000:]
     assert "[RetrievalAgent]" in out.stdout and "# 法律咨询意见" in out.stdout
     assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_adk_run_streams_the_answer_while_the_model_is_still_writing(server):
+    """The provider holds the rest of the answer until the test has seen its first sentence on `adk run`'s stdout:
+    the sentence was shown, checked, while the model was still generating — and is not printed a second time."""
+    resume, seen = threading.Event(), []
+    server["script"].answer = Held(first="依据第三十一条，需要父母同意。", resume=resume, rest="另见第二百零一条！\n结论：征得同意。")
+    adk = Path(sys.executable).with_name("adk")
+    proc = subprocess.Popen([str(adk), "run", "--session_service_uri", f"sqlite:///{server['tmp'] / 'run2.db'}",
+                             APP, QUESTION], cwd=PROJECT_ROOT, env=server["env"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def read() -> None:
+        while chunk := os.read(proc.stdout.fileno(), 4096):
+            seen.append(chunk)
+            if "需要父母同意" in b"".join(seen).decode(errors="ignore") and not resume.is_set():
+                seen.append(b"<RESUMED>")
+                resume.set()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        proc.wait(timeout=300)
+    finally:
+        resume.set()
+        server["script"].answer = ANSWER
+        reader.join(timeout=10)
+    out = b"".join(seen).decode()
+    assert proc.returncode == 0
+    assert "<RESUMED>" in out and "结论" not in out.split("<RESUMED>")[0]  # shown before the model finished
+    assert out.count("需要父母同意") == 1 and out.count("[AnswerGeneratorAgent]:") == 1  # streamed once, then completed
+    body, _, checked = out.partition("核对说明")  # the invented article is never shown, only named as removed
+    assert "二百零一" not in body and "第二百零一条" in checked and "结论：征得同意" in body

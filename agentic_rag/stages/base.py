@@ -20,6 +20,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types
 from pydantic import ConfigDict, PrivateAttr
 
+from .. import terminal
 from ..config import Settings
 from ..llm.call import Budget, generate
 from ..llm.models import make_model, question_deadline
@@ -94,7 +95,8 @@ class Stage(BaseAgent):
 
     @staticmethod
     def streaming(ctx: InvocationContext) -> bool:
-        return ctx.run_config is not None and ctx.run_config.streaming_mode == StreamingMode.SSE
+        sse = ctx.run_config is not None and ctx.run_config.streaming_mode == StreamingMode.SSE
+        return sse or terminal.streaming()  # `adk run` cannot ask for streaming: see terminal.py
 
 
 class LlmStage(Stage):

@@ -11,8 +11,9 @@ Usage::
         srv.requests[-1]["messages"]
 
 The responder gets the parsed request body and returns the assistant text, or a `FakeError` (an HTTP error
-status), or a `Delay` (sleep, then answer with its ``then``). An exception raised by the responder becomes
-HTTP 500. Nothing is printed: the request log goes to the ``tests.fakes.openai_server`` logger at DEBUG.
+status), or a `Delay` (sleep, then answer with its ``then``), or a `Held` stream (pauses until the test resumes
+it). An exception raised by the responder becomes HTTP 500. Nothing is printed: the request log goes to the
+``tests.fakes.openai_server`` logger at DEBUG.
 """
 from __future__ import annotations
 
@@ -47,7 +48,21 @@ class Delay:
     then: str | FakeError = ""
 
 
-Reply = Union[str, FakeError, Delay]
+@dataclass(frozen=True)
+class Held:
+    """Streamed: ``first``, then nothing until ``resume`` is set (at most ``timeout`` s), then ``rest`` — lets a test
+    look at what a client shows while the provider is still generating. Not streamed: the whole text at once."""
+
+    first: str
+    resume: threading.Event
+    rest: str
+    timeout: float = 60.0
+
+    def __str__(self) -> str:
+        return self.first + self.rest
+
+
+Reply = Union[str, FakeError, Delay, Held]
 Responder = Callable[[dict[str, Any]], Reply]
 
 
@@ -168,7 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
         text = str(reply)
         try:
             if body.get("stream"):
-                self._send_stream(body, text)
+                self._send_stream(body, text, reply if isinstance(reply, Held) else None)
             else:
                 self._send_json(200, self._completion(body, text))
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test): not an error here
@@ -191,12 +206,18 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": self._usage(body, text),
         }
 
-    def _chunks(self, body: dict[str, Any], text: str) -> Iterator[dict[str, Any]]:
+    def _pieces(self, text: str) -> list[str]:
+        n = self.fake.stream_chunk_chars
+        return [text[i:i + n] for i in range(0, len(text), n)]
+
+    def _chunks(self, body: dict[str, Any], text: str, held: Held | None = None) -> Iterator[dict[str, Any]]:
         base = {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion.chunk",
                 "created": int(time.time()), "model": body.get("model") or self.fake.model}
-        n = self.fake.stream_chunk_chars
-        pieces = [text[i:i + n] for i in range(0, len(text), n)] or [""]
+        pieces = (self._pieces(held.first) + [held] + self._pieces(held.rest) if held else self._pieces(text)) or [""]
         for i, piece in enumerate(pieces):
+            if isinstance(piece, Held):
+                piece.resume.wait(piece.timeout)
+                continue
             delta: dict[str, Any] = {"content": piece}
             if i == 0:
                 delta["role"] = "assistant"
@@ -205,13 +226,13 @@ class _Handler(BaseHTTPRequestHandler):
         if (body.get("stream_options") or {}).get("include_usage"):
             yield {**base, "choices": [], "usage": self._usage(body, text)}
 
-    def _send_stream(self, body: dict[str, Any], text: str) -> None:
+    def _send_stream(self, body: dict[str, Any], text: str, held: Held | None = None) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")  # no Content-Length: the body ends when the socket closes
         self.end_headers()
-        for chunk in self._chunks(body, text):
+        for chunk in self._chunks(body, text, held):
             self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
             self.wfile.flush()
         self.wfile.write(b"data: [DONE]\n\n")

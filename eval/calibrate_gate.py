@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Calibrate the gate (`agentic_rag/stages/grade/judge.py`) on labelled questions, and report it out of fold.
 
-    collect  run retrieval + the embedded model's per-article relevance logits for every question (resumable JSONL:
-             eval/results/gate_features.jsonl)
+    collect  run retrieval + the evaluator model's per-article relevance logits for every question (resumable JSONL:
+             eval/results/gate_features.jsonl): the embedded model, or with EVALUATOR_MODEL=<LiteLLM model> an API
+             model whose provider returns logprobs (then into its own --features file: the weights are per model)
     fit      splits the questions into dev and test (every other question of each set and type, by id); on dev,
              k-fold cross-validation of the logistic models → out-of-fold AUROC and PASS rates per question type;
              the fit on all of dev is shipped (resources/gate_calibration.json) and scored on test, which it never
@@ -80,7 +81,7 @@ def backfill(rows: list[dict]) -> None:
 
 
 def collect(args) -> None:
-    from agentic_rag.llm.local import LocalLlamaLlm
+    from agentic_rag.llm.models import make_model
     from agentic_rag.retrieval.analysis import is_pure_lookup
     from agentic_rag.retrieval.retriever import LocalRetriever
     from agentic_rag.stages.base import SYSTEM
@@ -89,7 +90,7 @@ def collect(args) -> None:
 
     settings = get_settings().model_copy(update={"reranker": "none"})
     retriever = LocalRetriever.from_settings(settings)
-    model = LocalLlamaLlm(model=f"local/{settings.local_llm}", settings=settings)
+    model = make_model("evaluator", settings)  # the embedded model, or an API model whose provider gives logprobs
     done = {json.loads(line)["id"] for line in FEATURES.read_text().splitlines()} if FEATURES.exists() else set()
     for path in DATASETS:
         for row in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
@@ -299,6 +300,7 @@ def fit(args) -> None:
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--features", type=Path, default=FEATURES, help="the features file (one per evaluator model)")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("collect")
     f = sub.add_parser("fit")
@@ -307,4 +309,5 @@ if __name__ == "__main__":
                    help="share of out-of-scope dev questions the gate must fail (out of fold), which sets the shift; "
                         "default: the shift of the best balanced accuracy")
     a = p.parse_args()
+    FEATURES = a.features
     collect(a) if a.command == "collect" else fit(a)

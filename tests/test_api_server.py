@@ -38,7 +38,7 @@ class Script:
         role = role_of(prompt)
         if role == "rewriter":
             return json.dumps(REWRITE, ensure_ascii=False)
-        if role == "evaluator":
+        if role in ("evaluator", "relevance"):  # no logprobs from this provider: the gate asks for the JSON grade
             return json.dumps(GRADE)
         return FakeError(status=500, message="provider down") if self.fail_answer else self.answer
 

@@ -25,6 +25,8 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 
+from .scoring import ScoringUnsupported
+
 log = logging.getLogger(__name__)
 
 Cause = Literal["timeout", "deadline", "rate_limited", "unavailable", "auth", "rejected", "missing", "error"]
@@ -191,6 +193,8 @@ async def score(model: BaseLlm, system: str, prefix: str, tails: list[str], *, r
         scored = await asyncio.wait_for(scorer(system, prefix, tails), timeout)
         budget.count(scored.prefix_tokens, 0, scored.reused_tokens)
         return scored
+    except ScoringUnsupported:  # not a failure: the caller grades in JSON instead
+        raise
     except Exception as e:
         failure = classify(e)
         raise (ModelFailure("deadline") if failure.cause == "timeout" and budget.remaining() <= DEADLINE_SLACK_S

@@ -68,4 +68,8 @@ def make_model(role: Role, settings: Settings) -> BaseLlm:
     if name.startswith("deepseek/") and reveal(settings.deepseek_api_key):
         kwargs["api_key"] = reveal(settings.deepseek_api_key)
     log.info("%s model: %s (LiteLLM)", role, name)
+    if role == "evaluator":  # the gate reads the provider's logprobs where it returns them
+        from .api_scoring import LogprobLiteLlm
+
+        return LogprobLiteLlm(model=name, **kwargs)
     return LiteLlm(model=name, **kwargs)

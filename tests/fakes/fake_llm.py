@@ -19,7 +19,8 @@ Reply = str | BaseException | Callable[[str], str]
 
 def role_of(prompt: str) -> str:
     """Which stage asked: every stage's prompt ends with its 【任务】 line."""
-    for marker, role in (("【任务】路由", "router"), ("【任务】查询改写", "rewriter"), ("【任务】质量评估", "evaluator")):
+    for marker, role in (("【任务】路由", "router"), ("【任务】查询改写", "rewriter"), ("【任务】质量评估", "evaluator"),
+                         ("【任务】逐条判断", "relevance")):
         if marker in prompt:
             return role
     return "answer"

@@ -62,7 +62,23 @@ class Held:
         return self.first + self.rest
 
 
-Reply = Union[str, FakeError, Delay, Held]
+@dataclass(frozen=True)
+class Scored:
+    """Text with OpenAI-style logprobs, one (token, logprob, {alternative: logprob}) per token; the logprobs are
+    sent only when the request asked for them."""
+
+    tokens: tuple[tuple[str, float, dict[str, float]], ...]
+
+    def __str__(self) -> str:
+        return "".join(t for t, _, _ in self.tokens)
+
+    def logprobs(self) -> dict[str, Any]:
+        return {"content": [{"token": t, "logprob": lp, "bytes": list(t.encode()),
+                             "top_logprobs": [{"token": a, "logprob": x, "bytes": list(a.encode())}
+                                              for a, x in alts.items()]} for t, lp, alts in self.tokens]}
+
+
+Reply = Union[str, FakeError, Delay, Held, Scored]
 Responder = Callable[[dict[str, Any]], Reply]
 
 
@@ -185,7 +201,8 @@ class _Handler(BaseHTTPRequestHandler):
             if body.get("stream"):
                 self._send_stream(body, text, reply if isinstance(reply, Held) else None)
             else:
-                self._send_json(200, self._completion(body, text))
+                logprobs = reply.logprobs() if isinstance(reply, Scored) and body.get("logprobs") else None
+                self._send_json(200, self._completion(body, text, logprobs))
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test): not an error here
             log.debug("client disconnected")
 
@@ -195,14 +212,14 @@ class _Handler(BaseHTTPRequestHandler):
         p, c = _estimate_tokens(prompt), _estimate_tokens(text)
         return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
 
-    def _completion(self, body: dict[str, Any], text: str) -> dict[str, Any]:
+    def _completion(self, body: dict[str, Any], text: str, logprobs: dict | None = None) -> dict[str, Any]:
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model") or self.fake.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "logprobs": None, "finish_reason": "stop"}],
+                         "logprobs": logprobs, "finish_reason": "stop"}],
             "usage": self._usage(body, text),
         }
 

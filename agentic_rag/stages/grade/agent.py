@@ -2,8 +2,9 @@
 
 Rules come first (`rules`): nothing retrieved → FAIL; an off-topic similarity → FAIL; a pure article lookup that
 was found → PASS; no model call in these cases. Then, with the embedded model, the calibrated gate (`judge`): one
-call scores every article's relevance from logits on the prompt prefix the answer will reuse. With an API model,
-a JSON grade (`json_grade`), validated and never repaired. A model failure is its own verdict (`model_error`):
+call scores every article's relevance from logits on the prompt prefix the answer will reuse. An API model whose
+provider returns logprobs gives the same evidence in one call (`llm.api_scoring`) and goes through the same judge;
+one that returns none is asked for a JSON grade (`json_grade`), validated and never repaired. A model failure is its own verdict (`model_error`):
 the workflow then neither searches the web nor says the law does not cover the question.
 """
 from __future__ import annotations
@@ -70,7 +71,7 @@ class GradeStage(LlmStage):
             scored = await score(self._model, SYSTEM, prefix,
                                  [prompt.RELEVANCE_TAIL.format(label=label(a, one_law)) for a in articles],
                                  role=self.role, budget=self.run_of(ctx).budget, timeout_s=self.settings.llm_timeout_s)
-        except (AttributeError, ScoringUnsupported):  # an API model: it grades in JSON
+        except (AttributeError, ScoringUnsupported):  # a model without logits or logprobs: it grades in JSON
             raw = await self.ask(ctx, prefix + self._json_task(state), json=True, max_tokens=400)
             return parse_quality(raw, self.settings.quality_threshold, articles), raw
         quality = judge(retrieval, articles, scored.diffs, self.settings.quality_threshold)

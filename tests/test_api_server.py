@@ -133,6 +133,9 @@ def test_run_end_to_end_through_litellm(server):
     assert state["final_answer"].startswith("# 法律咨询意见")
     assert state["citations"]["valid"] == [31] and not state["citations"]["invalid"]
     bodies = server["llm"].requests[n_before:]
+    scoring = [b for b in bodies if b.get("logprobs")]  # the gate asks for logprobs once; this provider has none
+    assert len(scoring) <= 1 and all("逐条判断" in b["messages"][-1]["content"] for b in scoring)
+    bodies = [b for b in bodies if not b.get("logprobs")]
     assert [b["model"] for b in bodies] == ["deepseek-chat"] * 3
     rewriter, grader, answer = bodies
     assert rewriter["response_format"] == {"type": "json_object"} and grader["response_format"] == {"type": "json_object"}

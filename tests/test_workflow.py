@@ -115,7 +115,8 @@ def test_invented_citation_is_removed_and_recorded(settings, factory):
     state, _ = run(settings, factory)
     assert CITATIONS.get(state).invalid == [99]
     answer = FINAL_ANSWER.get(state)
-    assert "第九十九条" not in answer.split("核对说明")[0] and "〔未核实的条文〕" in answer
+    body, note = answer.split("核对说明")
+    assert "第九十九条" not in body and "另见" not in body and "第九十九条" in note  # the bare sentence is dropped
 
 
 def test_fail_goes_to_web_and_fuses_with_fenced_web_text(settings, factory):

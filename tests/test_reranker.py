@@ -24,8 +24,8 @@ def tiny_cross_encoder(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("rerankers") / "tiny-cross-encoder"
     folder.mkdir()
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *dict.fromkeys(CHARS), "app"]
-    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(folder)
+    # transformers 5 ignores vocab_file= (every character would be [UNK]): the vocabulary is passed as a dict
+    BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}).save_pretrained(folder)
     torch.manual_seed(1234)
     config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=37, num_labels=1, max_position_embeddings=512)

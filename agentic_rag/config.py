@@ -67,7 +67,8 @@ class Settings(BaseSettings):
         "auto", description="auto: cross-encoder when a reranker model is available, else none")
     reranker_model: str | None = Field(None, description="cross-encoder name or path; default: bge-reranker-v2-m3 "
                                                           "if downloaded")
-    embed_batch_size: int = 16
+    embed_batch_size: int = Field(4, ge=1, description="texts per encoder batch (torch). EmbeddingGemma on 2 cores: "
+                                                       "4 → 7 docs/s, 16 → 3.3 (bench/results/embedders.json)")
     embed_threads: int = Field(1, ge=1, description="torch threads for query embedding (1 is fastest for one "
                                                     "short query on 2 busy cores: bench/results/bench.json)")
     embed_max_seq_length: int | None = Field(

@@ -147,3 +147,21 @@ def run_phase(script: str, name: str, extra: list[str]) -> dict:
     out["wall_s"] = round(wall, 1)
     log(f"=== phase {name} done in {wall:.1f} s, peak RSS {out.get('peak_rss_mb')} MB ===")
     return out
+
+
+def write_json(path: Path, result: dict, t_start: float) -> None:
+    """Checkpoint a benchmark's result (total seconds so far included)."""
+    result["total_s"] = round(time.perf_counter() - t_start, 1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def finish(result: dict, report, path: Path | None, t_start: float) -> int:
+    """End a benchmark: machine state, the table on stderr (`report(result)`), the JSON file and the JSON line."""
+    result["loadavg_end"] = loadavg()
+    result["peak_rss_mb"] = peak_rss_mb()
+    log("\n" + report(result))
+    if path:
+        write_json(path, result, t_start)
+    print(json.dumps(result, ensure_ascii=False))
+    return 0

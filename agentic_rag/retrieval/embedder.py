@@ -276,10 +276,22 @@ def load_embedder(resolved: ResolvedModel, batch_size: int = 16, query_threads: 
                     truncate_dim=truncate_dim, quantize=quantize)
 
 
-def embedder_from_settings(settings, explicit: str | None = None):
-    """The embedder variant the settings name (EMBEDDING_MODEL, EMBED_MAX_SEQ_LENGTH, EMBED_TRUNCATE_DIM …)."""
+def embedder_from_settings(settings, explicit: str | None = None, index_embedder: str | None = None):
+    """The embedder variant the settings name (EMBEDDING_MODEL, EMBED_MAX_SEQ_LENGTH, EMBED_TRUNCATE_DIM …).
+
+    With none of them set, the variant the index was built with (`index_embedder`, from its manifest): an index
+    built with EMBED_QUANTIZE=onnx-int8 loads without repeating it. EMBEDDING_MODEL may name a whole variant
+    (``embeddinggemma-300m@onnx-int8``), as the manifest records it."""
     from .models import resolve_embedder
 
-    resolved = resolve_embedder(explicit or settings.embedding_model, settings.models_dir)
+    name = explicit or settings.embedding_model
+    variant_set = settings.embed_max_seq_length or settings.embed_truncate_dim or settings.embed_quantize != "none"
+    if not name and not variant_set and index_embedder:
+        name = index_embedder
+    if name and "@" in name:
+        base, seq, dim, quant = parse_variant_id(name)
+        return load_embedder(resolve_embedder(base, settings.models_dir), settings.embed_batch_size,
+                             settings.embed_threads, seq, dim, quant)
+    resolved = resolve_embedder(name, settings.models_dir)
     return load_embedder(resolved, settings.embed_batch_size, settings.embed_threads,
                          settings.embed_max_seq_length, settings.embed_truncate_dim, settings.embed_quantize)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..config import Settings, get_settings
 from ..knowledge.corpus import Document
-from ..knowledge.index import LoadedIndex, load_index
+from ..knowledge.index import LoadedIndex, load_index, read_manifest
 from ..knowledge.stores import StoreOptions, TextSearchStore
 from .analysis import QueryAnalysis, analyze_query
 from .bm25 import make_bm25
@@ -106,7 +106,8 @@ class LocalRetriever:
     def from_settings(cls, settings: Settings | None = None) -> LocalRetriever:
         """Resolve the models and load the index named by the settings (errors say how to fix them)."""
         settings = settings or get_settings()
-        embedder = embedder_from_settings(settings)
+        manifest = read_manifest(settings.data_dir)
+        embedder = embedder_from_settings(settings, index_embedder=manifest.embedder_id if manifest else None)
         index = load_index(settings.data_dir, embedder.model_id, embedder.dim, corpus_file=settings.corpus_path,
                            store_options=StoreOptions.from_settings(settings))
         return cls(index, embedder, LegalTokenizer(), make_reranker(settings), settings)

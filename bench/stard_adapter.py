@@ -42,7 +42,7 @@ from _common import (
     table,
     write_json,
 )
-from stard import CV_GRID, DEPTH, _mean, _metrics, _objective, prepare_index_dense, replay_fusions
+from stard import CV_GRID, DEPTH, _mean, _metrics, _objective, choose_combo, prepare_index_dense, replay_fusions
 
 TAU = 0.05
 LR = 3e-4
@@ -141,8 +141,7 @@ def fold_ids(n: int, k: int, scheme: str) -> np.ndarray:
 
 
 def choose_weights(per_combo: np.ndarray, rows: np.ndarray) -> int:
-    means = per_combo[:, rows].mean(axis=1)
-    return int(np.argmax(means[:, 1] + means[:, 2]))
+    return choose_combo(per_combo[:, rows].mean(axis=1), COMBOS.index((1.0, 0.0, 0.0)))
 
 
 def run_scheme(sets: dict, q_vecs: np.ndarray, gold_national: list[list[int]], national_vecs: np.ndarray,

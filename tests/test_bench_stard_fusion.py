@@ -53,3 +53,13 @@ def test_cv_fusion_reports_out_of_fold_numbers_and_per_fold_checks():
     # here dense is clearly best alone and the others add signal: fusion beats it out of fold
     dense_mrr = sum(f["held_out_singles"]["dense"]["mrr@10"] * f["n_test"] for f in cv["per_fold"]) / len(questions)
     assert m["mrr@10"] > dense_mrr
+
+
+def test_a_fusion_that_lowers_any_metric_below_dense_is_not_chosen():
+    import numpy as np
+
+    means = np.array([[0.50, 0.70, 0.40],    # dense alone
+                      [0.52, 0.80, 0.39],    # best objective, but MRR@10 below dense
+                      [0.51, 0.72, 0.41]])   # no metric below dense
+    assert stard.choose_combo(means, dense=0) == 2
+    assert stard.choose_combo(means[:2], dense=0) == 0  # nothing qualifies: dense alone

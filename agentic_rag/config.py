@@ -82,6 +82,9 @@ class Settings(BaseSettings):
                             "ONNX Runtime export with int8 weights (python -m agentic_rag.retrieval.onnx_export), "
                             "~2x faster on 2 cores")
     embed_chunk_size: int = Field(1024, ge=1, description="index build: documents per resumable checkpoint")
+    query_adapter: str | None = Field(
+        None, description="a query-side adapter (.npy, retrieval/adapter.py); default: DATA_DIR/query_adapter.npy "
+                          "when present (bench/stard_adapter.py --save writes it for a national index); none: off")
 
     # --- retrieval
     bm25_backend: Literal["sparse", "rank_bm25"] = "sparse"

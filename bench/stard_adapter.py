@@ -1,13 +1,6 @@
 #!/usr/bin/env python
-"""A query-side adapter for a frozen embedder, trained on STARD questions, scored out of fold (not part of CI).
-
-The document vectors of a built national index stay as they are; only the question's vector moves:
-
-    q' = normalise(q + q·W)        W: dim × dim, starting at 0 (= the embedder unchanged)
-
-trained with a softmax over every national article (each gold article against all 64,665, temperature TAU) by
-AdamW, whose weight decay pulls W back towards 0. How long to train is chosen on an inner validation part of the
-training questions (every VAL_EVERY-th); nothing of a held-out question is seen before it is scored.
+"""The query-side adapter (agentic_rag/retrieval/adapter.py) on STARD: out of fold, on other questions, and the
+one a national index ships (not part of CI; ~15 min on 2 cores with a built national index).
 
 Reported per candidate set (the 11k subset and all national articles), each out of fold:
   dense, dense_adapted           the index's embedder, without and with the adapter
@@ -15,13 +8,20 @@ Reported per candidate set (the 11k subset and all national articles), each out 
 under two fold schemes: `interleaved` (question i in fold i % k, as bench/stard.py) and `blocks` (k contiguous
 runs of questions: STARD's questions come in topic runs whose neighbours share gold articles, so blocks are the
 harder, new-topic case), and STARD's own split (`official`: trained on its train questions, scored on its dev).
+For each scheme, the share of held-out questions whose gold articles were all gold of some training question
+(`gold_seen`) says how much of the gain can be recall of seen articles.
 
-    nice -n 19 .venv/bin/python bench/stard_adapter.py --index-dir data/national-e5 \
-        --json bench/results/stard_adapter.json
+`transfer`: the adapter fitted on all STARD questions, applied to questions it never saw of another kind — the
+PIPL eval set (over the PIPL's articles) and the six-law set (over those laws' articles), both written for this
+project — dense with and without it. `--save` writes that adapter as <index>/query_adapter.npy (+ .json).
+
+    nice -n 19 .venv/bin/python bench/stard_adapter.py --index-dir data/national-gemma-int8 \
+        --json bench/results/stard_adapter.json [--save]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -30,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
+    PROJECT_ROOT,
     RESULTS_DIR,
     SHARED_DATA,
     Timer,
@@ -42,81 +43,12 @@ from _common import (
     table,
     write_json,
 )
-from stard import CV_GRID, DEPTH, _mean, _metrics, _objective, choose_combo, prepare_index_dense, replay_fusions
+from stard import CV_GRID, DEPTH, _metrics, choose_combo, prepare_index_dense, replay_fusions
 
-TAU = 0.05
-LR = 3e-4
-WEIGHT_DECAY = 0.01
-BATCH = 64
-MAX_EPOCHS = 40
-VAL_EVERY = 7  # every 7th training question validates (≈ 14 %)
-PATIENCE = 5
+from agentic_rag.retrieval import adapter as qa
+
 KEYS = ("recall@10", "recall@100", "mrr@10")
 COMBOS = [(1.0, wb, wg) for wb in CV_GRID for wg in CV_GRID] + [(0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]
-
-
-# ---------------------------------------------------------------------------------------------- the adapter
-def adapt(q: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    if w is None:
-        return q
-    out = q + q @ w
-    return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
-
-
-def train_adapter(q: np.ndarray, gold_rows: list[list[int]], docs: np.ndarray, seed: int = 0) -> tuple:
-    """W trained on these questions, the epoch count chosen on their inner validation part; (W, history)."""
-    import torch
-
-    idx = np.arange(len(q))
-    val = idx[idx % VAL_EVERY == VAL_EVERY - 1]
-    train = idx[idx % VAL_EVERY != VAL_EVERY - 1]
-    d = torch.from_numpy(docs)
-    qt = torch.from_numpy(q)
-    w = torch.zeros((q.shape[1], q.shape[1]), requires_grad=True)
-    opt = torch.optim.AdamW([w], lr=LR, weight_decay=WEIGHT_DECAY)
-    rng = np.random.default_rng(seed)
-    best = (_val_score(q[val], [gold_rows[i] for i in val], docs, None), 0, np.zeros_like(w.detach().numpy()))
-    history = [{"epoch": 0, "val": round(best[0], 4)}]
-    for epoch in range(1, MAX_EPOCHS + 1):
-        order = rng.permutation(train)
-        for start in range(0, len(order), BATCH):
-            batch = order[start:start + BATCH]
-            x = qt[batch] + qt[batch] @ w
-            logp = torch.log_softmax((x / x.norm(dim=1, keepdim=True)) @ d.T / TAU, dim=1)
-            loss = -torch.stack([logp[i, gold_rows[b]].mean() for i, b in enumerate(batch)]).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        wn = w.detach().numpy().copy()
-        score = _val_score(q[val], [gold_rows[i] for i in val], docs, wn)
-        history.append({"epoch": epoch, "val": round(score, 4), "loss": round(loss.item(), 4)})
-        if score > best[0]:
-            best = (score, epoch, wn)
-        elif epoch - best[1] >= PATIENCE:
-            break
-    return (best[2] if best[1] else None), {"best_epoch": best[1], "history": history,
-                                            "n_train": len(train), "n_val": len(val)}
-
-
-def _val_score(q: np.ndarray, gold_rows: list[list[int]], docs: np.ndarray, w) -> float:
-    ranks = top_rows(adapt(q, w), docs)
-    rows = [_row_metrics(r, g) for r, g in zip(ranks, gold_rows)]
-    return _objective(_mean(rows))
-
-
-def _row_metrics(ranked: np.ndarray, gold: list[int]) -> dict:
-    return _metrics([int(x) for x in ranked], {int(g) for g in gold})
-
-
-def top_rows(q: np.ndarray, docs: np.ndarray, depth: int = DEPTH, chunk: int = 256) -> np.ndarray:
-    """(n, depth) document rows by cosine, best first."""
-    out = np.zeros((len(q), depth), dtype=np.int64)
-    for s in range(0, len(q), chunk):
-        sims = q[s:s + chunk] @ docs.T
-        part = np.argpartition(-sims, depth, axis=1)[:, :depth]
-        order = np.argsort(-np.take_along_axis(sims, part, axis=1), axis=1, kind="stable")
-        out[s:s + chunk] = np.take_along_axis(part, order, axis=1)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------- lexical channels
@@ -152,13 +84,13 @@ def run_scheme(sets: dict, q_vecs: np.ndarray, gold_national: list[list[int]], n
     fold_info = []
     for f, (train, test) in enumerate(train_sets):
         with Timer() as t:
-            w, info = train_adapter(q_vecs[train], [gold_national[i] for i in train], national_vecs, seed=f)
+            w, info = qa.train(q_vecs[train], [gold_national[i] for i in train], national_vecs, seed=f)
         info.update(fold=f, n_test=len(test), train_s=round(t.s, 1),
                     w_frobenius=round(float(np.linalg.norm(w)), 4) if w is not None else 0.0)
         log(f"  fold {f}: best epoch {info['best_epoch']} of {len(info['history']) - 1}, {t.s:.0f} s")
         for name, s in sets.items():
             for label, weights in (("dense", None), ("dense_adapted", w)):
-                ranks = top_rows(adapt(q_vecs, weights), s["vecs"])
+                ranks = qa.top_rows(qa.adapt(q_vecs, weights), s["vecs"], DEPTH)
                 ids = s["ids"]
                 per_q = np.array([[m[k] for k in KEYS] for m in
                                   (_metrics([ids[j] for j in r], q["gold"]) for r, q in zip(ranks, questions))])
@@ -177,31 +109,65 @@ def run_scheme(sets: dict, q_vecs: np.ndarray, gold_national: list[list[int]], n
     return {"sets": result, "folds": fold_info}
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--index-dir", type=Path, required=True, help="a national index (init_index.py --national-only)")
-    p.add_argument("--folds", type=int, default=5)
-    p.add_argument("--schemes", nargs="+", default=["interleaved", "blocks", "official"])
-    p.add_argument("--cache-dir", type=Path, default=RESULTS_DIR)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--json", type=Path)
-    args = p.parse_args(argv)
-    import torch
+def scheme_pairs(scheme: str, questions, folds: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    if scheme == "official":
+        lines = (SHARED_DATA / "stard" / "example" / "train.query.txt").read_text(encoding="utf-8").splitlines()
+        train_ids = {int(line.split("\t")[0]) for line in lines if line.strip()}
+        is_train = np.array([q["id"] in train_ids for q in questions])
+        return [(np.flatnonzero(is_train), np.flatnonzero(~is_train))]
+    fold = fold_ids(len(questions), folds, scheme)
+    return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
 
-    torch.set_num_threads(args.threads)
-    t_start = time.perf_counter()
-    result: dict = {"benchmark": "stard_adapter", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "loadavg_start": loadavg(), "config": {"tau": TAU, "lr": LR, "weight_decay": WEIGHT_DECAY,
-                                                            "batch": BATCH, "max_epochs": MAX_EPOCHS,
-                                                            "val_every": VAL_EVERY, "patience": PATIENCE}}
-    questions = load_stard()
-    national = load_national()
-    row_of = {d.id: i for i, d in enumerate(national)}
-    dense = prepare_index_dense(args, national, questions)
-    national_vecs, q_vecs = dense["national_vecs"], np.ascontiguousarray(dense["q_vecs"], dtype=np.float32)
-    result["dense"] = dense["info"]
-    gold_national = [[row_of[g] for g in sorted(q["gold"])] for q in questions]
 
+def gold_seen(pairs, gold_national: list[list[int]]) -> float:
+    """Share of held-out questions all of whose gold articles are gold of some training question."""
+    seen, n = 0, 0
+    for train, test in pairs:
+        known = {g for i in train for g in gold_national[i]}
+        seen += sum(all(g in known for g in gold_national[i]) for i in test)
+        n += len(test)
+    return round(seen / n, 4)
+
+
+# ---------------------------------------------------------------------------------------------- transfer
+TRANSFER_SETS = {"pipl_eval": ("eval/pipl_eval.jsonl", ["中华人民共和国个人信息保护法"]),
+                 "multilaw_eval": ("eval/multilaw_eval.jsonl", ["中华人民共和国劳动合同法", "中华人民共和国消费者权益保护法",
+                                                                "中华人民共和国电子商务法", "中华人民共和国个人信息保护法",
+                                                                "中华人民共和国数据安全法", "中华人民共和国民法典"])}
+
+
+def transfer(national, national_vecs: np.ndarray, embedder, w: np.ndarray) -> dict:
+    """Dense R@1 / R@5 / MRR@10 with and without the adapter on questions of other sets, over their laws'
+    articles (rows of the national index), per question type; gold as (law, article number)."""
+    from agentic_rag.eval.metrics import mrr_at, recall_at
+
+    out = {}
+    for name, (path, laws) in TRANSFER_SETS.items():
+        rows = [i for i, d in enumerate(national) if d.law in laws]
+        keys = [f"{national[i].law}#{national[i].article}" for i in rows]
+        qs = [json.loads(line) for line in (PROJECT_ROOT / path).read_text(encoding="utf-8").splitlines()]
+        qs = [q for q in qs if q["gold"]]
+        gold = [{f"{g['law']}#{g['article']}" if isinstance(g, dict) else f"{laws[0]}#{g}" for g in q["gold"]}
+                for q in qs]
+        q_vecs = embedder.encode_queries([q["query"] for q in qs])
+        entry: dict = {"n_questions": len(qs), "n_articles": len(rows)}
+        for label, weights in (("dense", None), ("dense_adapted", w)):
+            ranked = [[keys[j] for j in r] for r in qa.top_rows(qa.adapt(q_vecs, weights), national_vecs[rows], 10)]
+            per_q = [{"recall@1": recall_at(r, g, 1), "recall@5": recall_at(r, g, 5), "mrr@10": mrr_at(r, g, 10),
+                      "type": q["type"]} for r, g, q in zip(ranked, gold, qs)]
+            entry[label] = _by_type(per_q)
+        out[name] = entry
+    return out
+
+
+def _by_type(rows: list[dict]) -> dict:
+    keys = ("recall@1", "recall@5", "mrr@10")
+    mean = lambda rs: {k: round(sum(r[k] for r in rs) / len(rs), 4) for k in keys}
+    return {"all": mean(rows), **{t: mean([r for r in rows if r["type"] == t]) for t in sorted({r["type"] for r in rows})}}
+
+
+# ---------------------------------------------------------------------------------------------- main
+def candidate_sets(national, national_vecs: np.ndarray, questions) -> dict:
     from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
     tokenizer = LegalTokenizer()
@@ -213,24 +179,59 @@ def main(argv: list[str] | None = None) -> int:
         sets[name] = {"ids": [national[i].id for i in idx], "vecs": np.ascontiguousarray(national_vecs[idx]),
                       "lexical": lexical_rankings(national, idx, questions, tokens)}
         log(f"set {name}: {len(idx)} articles, lexical rankings ready")
+    return sets
 
-    n = len(questions)
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--index-dir", type=Path, required=True, help="a national index (init_index.py --national-only)")
+    p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--schemes", nargs="+", default=["interleaved", "blocks", "official"])
+    p.add_argument("--cache-dir", type=Path, default=RESULTS_DIR)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--save", action="store_true", help="write the adapter fitted on all questions into the index")
+    p.add_argument("--json", type=Path)
+    args = p.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    t_start = time.perf_counter()
+    result: dict = {"benchmark": "stard_adapter", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "loadavg_start": loadavg()}
+    questions = load_stard()
+    national = load_national()
+    row_of = {d.id: i for i, d in enumerate(national)}
+    dense = prepare_index_dense(args, national, questions)
+    national_vecs, q_vecs = dense["national_vecs"], np.ascontiguousarray(dense["q_vecs"], dtype=np.float32)
+    result["dense"] = dense["info"]
+    gold_national = [[row_of[g] for g in sorted(q["gold"])] for q in questions]
+    sets = candidate_sets(national, national_vecs, questions)
     for scheme in args.schemes:
         log(f"\n--- scheme {scheme}")
-        if scheme == "official":
-            train_ids = {int(line.split("\t")[0]) for line in
-                         (SHARED_DATA / "stard" / "example" / "train.query.txt").read_text(encoding="utf-8").splitlines()
-                         if line.strip()}
-            is_train = np.array([q["id"] in train_ids for q in questions])
-            pairs = [(np.flatnonzero(is_train), np.flatnonzero(~is_train))]
-        else:
-            folds = fold_ids(n, args.folds, scheme)
-            pairs = [(np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(args.folds)]
+        pairs = scheme_pairs(scheme, questions, args.folds)
         result[scheme] = run_scheme(sets, q_vecs, gold_national, national_vecs, questions, pairs)
-        result[scheme]["n_scored"] = int(sum(len(t) for _, t in pairs))
+        result[scheme].update(n_scored=int(sum(len(t) for _, t in pairs)), gold_seen=gold_seen(pairs, gold_national))
         if args.json:
             write_json(args.json, result, t_start)
+    log("\n--- the adapter fitted on all questions; transfer to other question sets")
+    w, info = qa.train(q_vecs, gold_national, national_vecs)
+    result["final"] = info
+    result["transfer"] = transfer(national, national_vecs, dense["embedder"], w)
+    if args.save and w is not None:
+        save(args.index_dir, dense["info"]["model_id"], w, result)
+    elif args.save:
+        log("not saved: no epoch improved on the embedder as it is")
     return finish(result, report, args.json, t_start)
+
+
+def save(index_dir: Path, embedder_id: str, w: np.ndarray, result: dict) -> None:
+    provenance = {"fitted_on": f"STARD, {len(load_stard())} questions with every gold article in LawRefBook",
+                  "by": "bench/stard_adapter.py --save", "best_epoch": result["final"]["best_epoch"],
+                  "out_of_fold": {s: result[s]["sets"]["all"] for s in ("interleaved", "blocks", "official")
+                                  if s in result},
+                  "transfer": result["transfer"], "created_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    qa.QueryAdapter(w, embedder_id, provenance).save(index_dir / qa.ADAPTER_FILE)
+    log(f"adapter written to {index_dir / qa.ADAPTER_FILE}")
 
 
 def report(result: dict) -> str:
@@ -239,7 +240,11 @@ def report(result: dict) -> str:
         for set_name, matchers in result.get(scheme, {}).get("sets", {}).items():
             for m, v in matchers.items():
                 rows.append((f"{scheme} {set_name} {m}", *(v[k] for k in KEYS)))
-    return table(["scheme / set / matcher", "R@10", "R@100", "MRR@10"], rows, first_width=40)
+    lines = [table(["scheme / set / matcher", "R@10", "R@100", "MRR@10"], rows, first_width=40)]
+    for name, entry in result.get("transfer", {}).items():
+        for label in ("dense", "dense_adapted"):
+            lines.append(f"transfer {name} {label}: {entry[label]['all']}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

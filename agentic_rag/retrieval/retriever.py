@@ -17,6 +17,7 @@ from ..config import Settings, get_settings
 from ..knowledge.corpus import Document
 from ..knowledge.index import LoadedIndex, load_index, read_manifest
 from ..knowledge.stores import StoreOptions, TextSearchStore
+from .adapter import with_adapter
 from .analysis import QueryAnalysis, analyze_query
 from .bm25 import make_bm25
 from .channels import (
@@ -108,6 +109,7 @@ class LocalRetriever:
         settings = settings or get_settings()
         manifest = read_manifest(settings.data_dir)
         embedder = embedder_from_settings(settings, index_embedder=manifest.embedder_id if manifest else None)
+        embedder = with_adapter(embedder, settings)
         index = load_index(settings.data_dir, embedder.model_id, embedder.dim, corpus_file=settings.corpus_path,
                            store_options=StoreOptions.from_settings(settings))
         return cls(index, embedder, LegalTokenizer(), make_reranker(settings), settings)

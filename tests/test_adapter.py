@@ -1,0 +1,107 @@
+"""The query adapter (agentic_rag/retrieval/adapter.py) learns a systematic query-side distortion from training
+questions and helps held-out ones; with nothing to learn it stays the identity; saved and loaded with the embedder
+it was fitted for, refused for another (synthetic vectors: no data, no model). Also bench/stard_adapter.py's folds."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from agentic_rag.config import PROJECT_ROOT
+from agentic_rag.retrieval import adapter as qa
+
+sys.path.insert(0, str(PROJECT_ROOT / "bench"))
+import stard_adapter
+
+
+def _unit(x):
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _world(n_docs=400, dim=16, n_q=300, seed=0, shift=True):
+    """Questions are their gold article seen through a fixed linear distortion (plus noise): what a
+    query-side adapter can undo."""
+    rng = np.random.default_rng(seed)
+    docs = _unit(rng.normal(size=(n_docs, dim)))
+    gold = rng.integers(0, n_docs, n_q)
+    distortion = np.eye(dim) + (rng.normal(scale=0.6, size=(dim, dim)) if shift else 0)
+    q = _unit(docs[gold] @ distortion + rng.normal(scale=0.15, size=(n_q, dim)))
+    return docs, q, [[int(g)] for g in gold]
+
+
+def _recall(q, docs, gold, depth=10):
+    top = qa.top_rows(q, docs, depth)
+    return float(np.mean([g[0] in row for row, g in zip(top, gold)]))
+
+
+def test_top_rows_are_the_exact_cosine_order():
+    docs, q, _ = _world(n_q=20)
+    want = np.argsort(-(q @ docs.T), axis=1, kind="stable")[:, :10]
+    assert (qa.top_rows(q, docs, 10, chunk=7) == want).all()
+    assert qa.top_rows(q, docs[:5], 10).shape == (20, 5)  # fewer documents than the depth
+
+
+def test_adapter_learns_a_query_side_distortion_and_generalises():
+    docs, q, gold = _world()
+    w, info = qa.train(q[:200], gold[:200], docs)
+    assert w is not None and info["best_epoch"] > 0 and info["n_fit"] + info["n_val"] == 200
+    before, after = _recall(q[200:], docs, gold[200:]), _recall(qa.adapt(q[200:], w), docs, gold[200:])
+    assert after > before + 0.1, (before, after)
+
+
+def test_no_distortion_leaves_nothing_to_learn():
+    docs, q, gold = _world(shift=False)
+    w, _ = qa.train(q[:200], gold[:200], docs)
+    assert _recall(qa.adapt(q[200:], w), docs, gold[200:]) >= _recall(q[200:], docs, gold[200:]) - 0.03
+
+
+def test_saved_with_its_embedder_and_refused_for_another(tmp_path):
+    w = np.random.default_rng(1).normal(size=(16, 16)).astype(np.float32) * 0.1
+    qa.QueryAdapter(w, "embeddinggemma-300m@onnx-int8", {"fitted_on": "synthetic"}).save(tmp_path / "a.npy")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "a.npy"]  # no temporary files left
+    loaded = qa.QueryAdapter.load(tmp_path / "a.npy", "embeddinggemma-300m@onnx-int8", 16)
+    np.testing.assert_array_equal(loaded.weights, w)
+    assert loaded.provenance["fitted_on"] == "synthetic"
+    q = _unit(np.random.default_rng(2).normal(size=(3, 16)))
+    np.testing.assert_allclose(np.linalg.norm(loaded.apply(q), axis=1), 1.0, atol=1e-6)
+    with pytest.raises(qa.AdapterMismatchError, match="QUERY_ADAPTER=none"):
+        qa.QueryAdapter.load(tmp_path / "a.npy", "multilingual-e5-small-q4", 16)
+    with pytest.raises(qa.AdapterMismatchError):
+        qa.QueryAdapter.load(tmp_path / "a.npy", "embeddinggemma-300m@onnx-int8", 768)
+
+
+def test_fold_schemes():
+    assert list(stard_adapter.fold_ids(10, 5, "interleaved")) == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4]
+    assert list(stard_adapter.fold_ids(10, 5, "blocks")) == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
+    pairs = [(np.array([0, 1]), np.array([2, 3]))]
+    assert stard_adapter.gold_seen(pairs, [[1], [2], [2], [5]]) == 0.5
+
+
+class _Embedder:
+    model_id, dim = "tiny", 16
+
+    def encode_queries(self, texts):
+        return _unit(np.ones((len(texts), 16)) + np.arange(16))
+
+    def encode_documents(self, texts, show_progress=False):
+        return _unit(np.ones((len(texts), 16)))
+
+
+def test_the_index_folder_adapter_is_picked_up_unless_turned_off(tmp_path):
+    from agentic_rag.config import Settings
+    from agentic_rag.knowledge.errors import IndexError_
+
+    settings = Settings(_env_file=None, data_dir=tmp_path)
+    assert qa.with_adapter(_Embedder(), settings).__class__ is _Embedder  # nothing there: the embedder as is
+    w = np.eye(16, dtype=np.float32)[::-1] * 0.5
+    qa.QueryAdapter(w, "tiny", {"fitted_on": "synthetic"}).save(tmp_path / qa.ADAPTER_FILE)
+    adapted = qa.with_adapter(_Embedder(), settings)
+    assert isinstance(adapted, qa.AdaptedEmbedder) and adapted.model_id == "tiny" and adapted.dim == 16
+    raw = _Embedder().encode_queries(["q"])
+    np.testing.assert_allclose(adapted.encode_queries(["q"]), qa.adapt(raw, w), atol=1e-6)
+    np.testing.assert_allclose(adapted.encode_documents(["d"]), _Embedder().encode_documents(["d"]))  # untouched
+    off = Settings(_env_file=None, data_dir=tmp_path, query_adapter="none")
+    assert qa.with_adapter(_Embedder(), off).__class__ is _Embedder
+    with pytest.raises(IndexError_, match="no such file"):  # reported as a knowledge-base problem
+        qa.with_adapter(_Embedder(), Settings(_env_file=None, data_dir=tmp_path, query_adapter=str(tmp_path / "x")))

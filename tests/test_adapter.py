@@ -105,3 +105,28 @@ def test_the_index_folder_adapter_is_picked_up_unless_turned_off(tmp_path):
     assert qa.with_adapter(_Embedder(), off).__class__ is _Embedder
     with pytest.raises(IndexError_, match="no such file"):  # reported as a knowledge-base problem
         qa.with_adapter(_Embedder(), Settings(_env_file=None, data_dir=tmp_path, query_adapter=str(tmp_path / "x")))
+
+
+def test_strength_scales_the_correction_and_is_saved(tmp_path):
+    w = np.random.default_rng(3).normal(size=(16, 16)).astype(np.float32) * 0.2
+    q = _unit(np.random.default_rng(4).normal(size=(5, 16)))
+    half = qa.QueryAdapter(w, "tiny", {}, strength=0.5)
+    np.testing.assert_allclose(half.apply(q), qa.adapt(q, 0.5 * w), atol=1e-6)
+    half.save(tmp_path / "a.npy")
+    assert qa.QueryAdapter.load(tmp_path / "a.npy", "tiny", 16).strength == 0.5
+    assert qa.QueryAdapter(w, "tiny", {}, strength=0.0).apply(q) == pytest.approx(q, abs=1e-6)
+
+
+def test_the_strength_is_the_one_other_questions_tolerate():
+    """Every strength is scored on both families (the fitted kind's unseen questions, and questions of another
+    kind); the chosen one has the best mean; with no adapter the strength is 0."""
+    docs, q, gold = _world()
+    w, _ = qa.train(q[:200], gold[:200], docs)
+    rng = np.random.default_rng(5)
+    plain_gold = rng.integers(0, len(docs), 80)
+    plain_q = _unit(docs[plain_gold] + rng.normal(scale=0.15, size=(80, 16)))
+    own = {"plain": {"vecs": plain_q, "gold": [{f"d{g}"} for g in plain_gold], "dev": np.arange(80),
+                     "national": {"keys": [f"d{i}" for i in range(len(docs))], "vecs": docs}}}
+    strength, scores = stard_adapter.choose_strength(w, q[200:], gold[200:], docs, own)
+    assert set(scores) == set(stard_adapter.STRENGTHS) and scores[strength] == max(scores.values())
+    assert stard_adapter.choose_strength(None, q, gold, docs, own) == (0.0, {})

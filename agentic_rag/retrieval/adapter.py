@@ -1,12 +1,14 @@
 """A query-side adapter: a learned linear correction of the question's vector; the articles' vectors stay as built.
 
-    q' = normalise(q + q·W)        W: dim × dim; W = 0 is the embedder as it is
+    q' = normalise(q + s·q·W)      W: dim × dim; W = 0 (or s = 0) is the embedder as it is
 
 Lay questions ("欠钱不还怎么办") and statute text ("借款人应当按照约定的期限返还借款") sit in different regions of an
 embedder's space. A correction fitted on labelled lay questions moves a question towards the kind of article that
 answers it, without re-embedding the collection. It is trained with a softmax over every article of the index
 (each gold article against all the others, temperature `TAU`) by AdamW, whose weight decay pulls W back to 0, and
-stopped where an inner validation part of the training questions stops improving.
+stopped where an inner validation part of the training questions stops improving. Fitted on one kind of question
+(STARD's), the full correction also pulls other kinds towards that kind's laws; the strength s is therefore chosen
+on questions of several kinds it was not fitted on (bench/stard_adapter.py).
 
 `bench/stard_adapter.py` measures it on STARD out of fold (new topics included) and on questions it was not trained
 for, and writes the one a national index uses: `<DATA_DIR>/query_adapter.npy` with `query_adapter.json` beside it
@@ -46,9 +48,10 @@ class QueryAdapter:
     weights: np.ndarray
     embedder_id: str
     provenance: dict = field(default_factory=dict)
+    strength: float = 1.0  # q + strength·qW: how far questions are moved (chosen on held-out questions)
 
     def apply(self, q: np.ndarray) -> np.ndarray:
-        return adapt(q, self.weights)
+        return adapt(q, self.strength * self.weights)
 
     def save(self, path: Path) -> None:
         """`path` (.npy) and its .json sidecar, each written to a temporary file and renamed into place."""
@@ -56,7 +59,8 @@ class QueryAdapter:
         tmp = path.with_name(path.name + ".tmp")
         with open(tmp, "wb") as f:
             np.save(f, self.weights.astype(np.float32), allow_pickle=False)
-        meta = {"embedder_id": self.embedder_id, "dim": int(self.weights.shape[0]), **self.provenance}
+        meta = {"embedder_id": self.embedder_id, "dim": int(self.weights.shape[0]), "strength": self.strength,
+                **self.provenance}
         tmp_meta = path.with_suffix(".json.tmp")
         tmp_meta.write_text(json.dumps(meta, ensure_ascii=False, indent=2), encoding="utf-8")
         os.replace(tmp, path)
@@ -72,7 +76,7 @@ class QueryAdapter:
                 f"query adapter {path.name} was fitted for embedder {meta.get('embedder_id')!r} "
                 f"({weights.shape[0]} dims), the index uses {embedder_id!r} ({dim} dims): refit it "
                 "(bench/stard_adapter.py --save) or set QUERY_ADAPTER=none")
-        return cls(weights.astype(np.float32), embedder_id, meta)
+        return cls(weights.astype(np.float32), embedder_id, meta, float(meta.get("strength", 1.0)))
 
 
 class AdaptedEmbedder:

@@ -74,6 +74,19 @@ def test_the_named_law_is_favoured(multilaw):
     assert result.focus_laws == [LABOUR] and {a.law for a in result.articles[:3]} == {LABOUR}
 
 
+def test_the_voted_law_is_lifted_only_when_asked(multilaw):
+    from agentic_rag.retrieval.retriever import LocalRetriever
+
+    question = "试用期最长可以约定多久"  # no law named
+    plain = multilaw.retrieve(question)
+    assert plain.focus_laws == []  # LAW_VOTE_BOOST=1 by default: the fused order stands
+    lifted = LocalRetriever(multilaw.index, multilaw.embedder, multilaw.tokenizer, None,
+                            multilaw.settings.model_copy(update={"law_vote_boost": 3.0}))
+    result = lifted.retrieve(question)
+    assert len(result.focus_laws) == 1 and all(a.law == result.focus_laws[0] for a in result.articles)
+    assert {a.law for a in plain.articles} != {a.law for a in result.articles}  # the lift changed the top
+
+
 def test_citations_are_checked_as_pairs_across_laws(multilaw):
     result = multilaw.retrieve("消法第55条")
     ev = Evidence(articles=result.articles, kb_laws=multilaw.laws)

@@ -15,6 +15,7 @@ import time
 from .config import get_settings
 from .knowledge.index import IndexError_
 from .retrieval.channels import MATCHERS
+from .retrieval.laws import short
 from .retrieval.models import ModelNotAvailableError
 from .retrieval.retriever import LocalRetriever, QueryError
 from .retrieval.types import Retrieval
@@ -35,7 +36,8 @@ def format_retrieval(result: Retrieval) -> str:
             cells.append(f"{int(ch['rank']):>4} / {ch['score']:<11.4f}" if ch and "rank" in ch
                          else f"{'引用':>18}" if ch else f"{'-':>18}")
         lines.append(f"{i:>2} {a.article_cn:12} {a.score:>8.4f} " + " ".join(f"{c:>18}" for c in cells))
-        lines.append(f"   {a.text[:90]}{'…' if len(a.text) > 90 else ''}")
+        law = f"《{short(a.law)}》" if len({x.law for x in result.articles}) > 1 else ""  # several laws: name it
+        lines.append(f"   {law}{a.text[:90]}{'…' if len(a.text) > 90 else ''}")
     timing = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
     lines.append(f"耗时: {timing}")
     return "\n".join(line for line in lines if line)

@@ -273,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs = scheme_pairs(scheme, questions, args.folds)
         result[scheme] = run_scheme(sets, q_vecs, gold_national, national_vecs, questions, pairs, own)
         result[scheme].update(n_scored=int(sum(len(t) for _, t in pairs)), gold_seen=gold_seen(pairs, gold_national))
+        result["sets"] = by_set(result, args.schemes)
         if args.json:
             write_json(args.json, result, t_start)
     log("\n--- the adapter fitted on all questions; transfer to other question sets")
@@ -287,6 +288,16 @@ def main(argv: list[str] | None = None) -> int:
     elif args.save:
         log("not saved: no epoch improved on the embedder as it is")
     return finish(result, report, args.json, t_start)
+
+
+def by_set(result: dict, schemes: list[str]) -> dict:
+    """The layout every bench/results/stard_*.json shares: sets.<set>.matchers.<matcher>@<scheme>."""
+    out: dict = {}
+    for scheme in (s for s in schemes if s in result):
+        for set_name, matchers in result[scheme]["sets"].items():
+            dest = out.setdefault(set_name, {"matchers": {}})["matchers"]
+            dest.update({f"{m}@{scheme}": v for m, v in matchers.items()})
+    return out
 
 
 def save(index_dir: Path, embedder_id: str, w: np.ndarray, strength: float, result: dict) -> None:

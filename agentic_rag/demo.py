@@ -24,7 +24,8 @@ from .state import CITATIONS, DIMENSIONS, FINAL_ANSWER, PATH, QUALITY, RETRIEVAL
 CHANNELS = ("lookup", "vector", "bm25", "gram", "follow_up")
 
 
-def format_retrieval(result: Retrieval) -> str:
+def format_retrieval(result: Retrieval, single_law: bool = False) -> str:
+    """The retrieval table; every article is named with its law unless the knowledge base holds only one."""
     lines = [f"问题: {result.query}",
              f"类型: {result.query_type}   匹配器: {result.matcher}   "
              f"最高向量相似度: {result.max_vector_score:.3f}" if result.max_vector_score is not None else "",
@@ -36,7 +37,7 @@ def format_retrieval(result: Retrieval) -> str:
             cells.append(f"{int(ch['rank']):>4} / {ch['score']:<11.4f}" if ch and "rank" in ch
                          else f"{'引用':>18}" if ch else f"{'-':>18}")
         lines.append(f"{i:>2} {a.article_cn:12} {a.score:>8.4f} " + " ".join(f"{c:>18}" for c in cells))
-        law = f"《{short(a.law)}》" if len({x.law for x in result.articles}) > 1 else ""  # several laws: name it
+        law = f"《{short(a.law)}》" if a.law and not single_law else ""
         lines.append(f"   {law}{a.text[:90]}{'…' if len(a.text) > 90 else ''}")
     timing = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
     lines.append(f"耗时: {timing}")
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         retrieval = RETRIEVAL.get(state)
         if retrieval:
             print()
-            print(format_retrieval(retrieval))
+            print(format_retrieval(retrieval, single_law=len({a.law for a in retrieval.articles}) <= 1))
         print(format_outcome(state))
         return 0 if PATH.get(state) not in ("error", "rejected") else 1
     try:
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     except (QueryError, IndexError_, ModelNotAvailableError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(format_retrieval(result))
+    print(format_retrieval(result, single_law=retriever.law is not None))
     return 0
 
 

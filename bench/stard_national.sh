@@ -19,7 +19,7 @@ nice -n 19 "$PY" init_index.py --corpus ../shared/data/lawrefbook/lawrefbook_art
   --data-dir "$DATA" --quantize onnx-int8 --chunk-size 512 2> $R/national_gemma_int8_build.log
 nice -n 19 "$PY" bench/stard.py --index-dir "$DATA" --folds 5 --json $R/stard_gemma_int8.json \
   > $R/stard_gemma_int8.stdout 2> $R/stard_gemma_int8.log
-nice -n 19 "$PY" bench/stard_adapter.py --index-dir "$DATA" --json $R/stard_adapter.json \
+nice -n 19 "$PY" bench/stard_adapter.py --index-dir "$DATA" --save --json $R/stard_adapter.json \
   > $R/stard_adapter.stdout 2> $R/stard_adapter.log
 nice -n 19 "$PY" bench/embedders.py --from-index gemma-onnx-int8="$DATA" --speed-docs 64 --speed-rounds 3 \
   --json $R/embedders.json > $R/embedders.stdout 2> $R/embedders.log

@@ -74,6 +74,14 @@ def test_the_named_law_is_favoured(multilaw):
     assert result.focus_laws == [LABOUR] and {a.law for a in result.articles[:3]} == {LABOUR}
 
 
+def test_the_retrieval_table_names_the_law_of_every_article(multilaw):
+    from agentic_rag.demo import format_retrieval
+
+    table = format_retrieval(multilaw.retrieve("劳动合同法里试用期最长可以约定多久"), single_law=False)
+    rows = [line for line in table.split("\n") if line.startswith("   ")]
+    assert rows and all(line.startswith("   《") for line in rows) and "《劳动合同法》" in table
+
+
 def test_the_voted_law_is_lifted_only_when_asked(multilaw):
     from agentic_rag.retrieval.retriever import LocalRetriever
 

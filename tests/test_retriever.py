@@ -183,3 +183,13 @@ def test_fusion_weights_setting_overrides_the_default_per_query_type(fake_data_d
     other = next(t for t in ("semantic", "keyword", "exact") if t != qtype)
     assert ranked(fusion_weights={other: {"vector": 0.0, "bm25": 1.0}})[1] == default  # other types untouched
     assert ranked(fusion_weights={qtype: {"vector": 0.0, "bm25": 1.0, "gram": 0.0}})[1] == ranked("bm25")[1]
+
+
+def test_warm_up_builds_the_lazy_keyword_matrices(fake_data_dir):
+    """So that the first question over a large index does not pay for the 2-gram matrix (35 s at 64k articles)."""
+    from tests.fakes.retriever import fake_retriever as make
+
+    fresh = make(fake_data_dir)
+    assert fresh.channels["gram"]._scorer is None
+    fresh.warm_up()
+    assert fresh.channels["gram"]._scorer is not None

@@ -189,7 +189,7 @@ def test_warm_up_builds_the_lazy_keyword_matrices(fake_data_dir):
     """So that the first question over a large index does not pay for the 2-gram matrix (35 s at 64k articles)."""
     from tests.fakes.retriever import fake_retriever as make
 
-    fresh = make(fake_data_dir)
+    fresh = make.__wrapped__(fake_data_dir)  # not the cached one the other tests have searched
     assert fresh.channels["gram"]._scorer is None
     fresh.warm_up()
     assert fresh.channels["gram"]._scorer is not None

@@ -58,9 +58,9 @@ K_CANDIDATES = 30  # what the retriever asks each channel for (CHANNEL_CANDIDATE
 DEPTH = 100  # STARD recall depth
 BACKENDS = {"faiss": ("faiss", "FLAT"), "milvus": ("milvus", "FLAT"), "milvus_ivf": ("milvus", "IVF_FLAT")}
 DEFAULT_PHASES = {"national": ("faiss", "milvus", "milvus_ivf"), "all": ("faiss", "milvus")}
-VECTOR_NOTE = ("dense vectors are random unit vectors of the real dimension (768), the same in both stores; real "
-               "embeddings of 64k articles do not exist here (~5 h of EmbeddingGemma on 2 cores). Dense latency "
-               "depends on n*dim only; dense recall = overlap of Milvus top-10 with FAISS exact top-10.")
+VECTOR_NOTE = ("dense vectors are random unit vectors of the real dimension (768), the same in both stores (pass "
+               "--vectors-index for a national index's real ones). Dense latency depends on n*dim only; dense "
+               "recall = overlap of Milvus top-10 with FAISS exact top-10.")
 
 
 class RandomEmbedder:

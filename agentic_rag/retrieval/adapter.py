@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..eval.metrics import mrr_at, recall_at
 from ..knowledge.errors import IndexMismatchError, IndexNotFoundError
 
 log = logging.getLogger(__name__)
@@ -133,8 +134,7 @@ def validation_score(q: np.ndarray, gold_rows: list[list[int]], docs: np.ndarray
     total = 0.0
     for ranked, gold in zip(top_rows(adapt(q, w), docs), gold_rows):
         ranked, gold = list(map(int, ranked)), set(gold)
-        first = next((i for i, r in enumerate(ranked[:10]) if r in gold), None)
-        total += len(gold & set(ranked)) / len(gold) + (1.0 / (first + 1) if first is not None else 0.0)
+        total += recall_at(ranked, gold, DEPTH) + mrr_at(ranked, gold, 10)
     return total / max(1, len(gold_rows))
 
 

@@ -25,7 +25,7 @@ from agentic_rag.knowledge.corpus import CorpusError, file_sha256, load_corpus
 from agentic_rag.knowledge.index import IndexError_, build_index
 from agentic_rag.knowledge.stores import StoreOptions
 from agentic_rag.retrieval.embedder import load_embedder
-from agentic_rag.retrieval.models import ModelNotAvailableError, resolve_embedder
+from agentic_rag.weights import ModelNotAvailableError, resolve_embedder
 from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
 

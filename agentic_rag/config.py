@@ -79,7 +79,7 @@ class Settings(BaseSettings):
                                 "part of the index's embedder id")
     embed_quantize: Literal["none", "int8", "onnx-int8"] = Field(
         "none", description="int8: torch dynamic quantisation of the embedder's Linear layers (CPU); onnx-int8: the "
-                            "ONNX Runtime export with int8 weights (python -m agentic_rag.retrieval.onnx_export), "
+                            "ONNX Runtime export with int8 weights (python scripts/export_onnx.py), "
                             "~2x faster on 2 cores")
     embed_chunk_size: int = Field(1024, ge=1, description="index build: documents per resumable checkpoint")
     query_adapter: str | None = Field(

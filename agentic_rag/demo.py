@@ -15,8 +15,8 @@ import time
 from .config import get_settings
 from .knowledge.index import IndexError_
 from .retrieval.channels import MATCHERS
-from .retrieval.laws import short
-from .retrieval.models import ModelNotAvailableError
+from .legal.laws import short
+from .weights import ModelNotAvailableError
 from .retrieval.retriever import LocalRetriever, QueryError
 from .retrieval.types import Retrieval
 from .state import CITATIONS, DIMENSIONS, FINAL_ANSWER, PATH, QUALITY, RETRIEVAL, TIMINGS

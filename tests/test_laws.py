@@ -9,7 +9,7 @@ import pytest
 
 from agentic_rag.eval.retrieval import evaluate, gold_keys
 from agentic_rag.knowledge.corpus import CorpusError, load_corpus
-from agentic_rag.retrieval.laws import laws_named, national_title, resolve
+from agentic_rag.legal.laws import laws_named, national_title, resolve
 from agentic_rag.stages.answer.citations import Evidence, check
 from tests.conftest import PROJECT_ROOT, SHARED_DATA
 

@@ -24,7 +24,7 @@ from agentic_rag.llm.local import (
     register_local_llm,
     request_to_messages,
 )
-from agentic_rag.retrieval.models import ModelNotAvailableError
+from agentic_rag.weights import ModelNotAvailableError
 from tests.conftest import MISSING_MODELS
 
 SMALL_GGUF = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"

@@ -400,7 +400,7 @@ def test_a_second_process_on_the_same_lite_file_gets_a_clear_error(milvus_index,
     out = subprocess.run([sys.executable, str(script), str(milvus_dir)], capture_output=True, text=True,
                          timeout=120).stdout
     assert "another process has it open" in out and "one process per file" in out
-    assert "agentic_rag.knowledge.stores.milvus_server" in out and "MILVUS_URI=http://127.0.0.1:19530" in out
+    assert "scripts/milvus_server.py" in out and "MILVUS_URI=http://127.0.0.1:19530" in out
 
 
 # ---------------------------------------------------------------------------------------------- server path
@@ -414,7 +414,7 @@ def _free_port() -> int:
 def milvus_server(tmp_path):
     """A Milvus Lite engine serving gRPC on a free local port (milvus-lite 2.5.1 has no `server` command)."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "agentic_rag.knowledge.stores.milvus_server", "--db",
+    proc = subprocess.Popen([sys.executable, str(PROJECT_ROOT / "scripts" / "milvus_server.py"), "--db",
                              str(tmp_path / "server" / "milvus.db"), "--port", str(port)], cwd=PROJECT_ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})

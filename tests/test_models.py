@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rag.retrieval.models import ModelNotAvailableError, resolve_embedder, resolve_reranker
+from agentic_rag.weights import ModelNotAvailableError, resolve_embedder, resolve_reranker
 
 
 def _model(folder: Path, marker: str = "config.json") -> Path:

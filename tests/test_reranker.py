@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentic_rag.config import Settings
-from agentic_rag.retrieval.models import ModelNotAvailableError
+from agentic_rag.weights import ModelNotAvailableError
 from agentic_rag.retrieval.rerank import CrossEncoderReranker, make_reranker
 
 CHARS = ("个人信息处理者同意未成年人儿童孩子父母监护删除保护法条规定敏感的是我要吗岁收集应当取得单独书面"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..config import get_settings
 from ..knowledge.index import IndexError_
-from ..retrieval.models import ModelNotAvailableError
+from ..weights import ModelNotAvailableError
 
 
 def _retrieval(args: argparse.Namespace) -> dict:
@@ -80,13 +80,13 @@ COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route}
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .retrieval import DEFAULT_MATCHERS, MATCHERS
+    from .retrieval import DEFAULT_MATCHERS, EVAL_MATCHERS
 
     p = argparse.ArgumentParser(prog="python -m agentic_rag.eval", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("retrieval", help="recall@k / MRR@10 / nDCG@10 per matcher on the current index")
     r.add_argument("--dataset", type=Path, required=True)
-    r.add_argument("--matchers", nargs="+", default=list(DEFAULT_MATCHERS), choices=list(MATCHERS))
+    r.add_argument("--matchers", nargs="+", default=list(DEFAULT_MATCHERS), choices=list(EVAL_MATCHERS))
     r.add_argument("--depth", type=int, default=10, help="ranking depth evaluated (default 10)")
     r.add_argument("--data-dir", type=Path, help="index to evaluate (default: DATA_DIR)")
     r.add_argument("--json", type=Path, help="also write the JSON result here")

@@ -15,22 +15,25 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from ..retrieval.channels import MATCHERS as CHANNEL_MATCHERS
 from ..retrieval.retriever import LocalRetriever
 from ..retrieval.types import Article
 from .metrics import mean_metrics, score_ranking
 
 log = logging.getLogger(__name__)
 
-# name → (matcher, rerank)
-MATCHERS: dict[str, tuple[str, bool]] = {
-    "bm25": ("bm25", False),
-    "vector": ("vector", False),
-    "gram": ("gram", False),
-    "hybrid": ("hybrid", False),
-    "hybrid_rerank": ("hybrid", True),
-    "ensemble": ("ensemble", False),
-}
-DEFAULT_MATCHERS = ("bm25", "vector", "hybrid", "hybrid_rerank", "ensemble", "gram")
+# The runtime's matchers (`channels.MATCHERS`, the one registry), each also with the second stage: "<matcher>_rerank".
+RERANKED = "_rerank"
+EVAL_MATCHERS = (*CHANNEL_MATCHERS, *(m + RERANKED for m in CHANNEL_MATCHERS))
+DEFAULT_MATCHERS = ("bm25", "vector", "hybrid", "hybrid" + RERANKED, "ensemble", "gram")
+
+
+def matcher_of(name: str) -> tuple[str, bool]:
+    """(runtime matcher, rerank) of an eval matcher name."""
+    base = name.removesuffix(RERANKED)
+    if base not in CHANNEL_MATCHERS:
+        raise ValueError(f"unknown matcher {name!r}; one of {', '.join(EVAL_MATCHERS)}")
+    return base, name != base
 
 
 def load_dataset(path: Path) -> list[dict]:
@@ -67,7 +70,7 @@ def evaluate(retriever: LocalRetriever, rows: list[dict], matchers: list[str], d
     result: dict = {"n": len(scored), "n_total": len(rows), "matchers": {}, "by_type": {},
                     "reranker": getattr(retriever.reranker, "name", None)}
     for name in matchers:
-        matcher, rerank = MATCHERS[name]
+        matcher, rerank = matcher_of(name)
         per_row, by_type, latencies = [], defaultdict(list), []
         for row in scored:
             t0 = time.perf_counter()

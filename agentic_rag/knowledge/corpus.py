@@ -21,8 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..retrieval.numerals import cn_to_int
-from ..retrieval.refs import NUMBER
+from ..legal.numerals import cn_to_int
+from ..legal.refs import NUMBER
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover
     LlmCapabilities = None  # type: ignore[assignment,misc]
 
 from ..config import Settings, get_settings
-from ..retrieval.models import ModelNotAvailableError
+from ..weights import ModelNotAvailableError
 from .scoring import TailScores, common_prefix, yes_no_diffs
 
 if TYPE_CHECKING:

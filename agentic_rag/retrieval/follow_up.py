@@ -8,8 +8,8 @@ base (or would need its own retrieval).
 """
 from __future__ import annotations
 
-from .laws import resolve
-from .refs import find_article_refs
+from ..legal.laws import resolve
+from ..legal.refs import find_article_refs
 from .types import Article
 
 SOURCES = 3  # follow only the best evidence: lower-ranked articles are often noise

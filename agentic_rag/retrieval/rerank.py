@@ -11,7 +11,7 @@ import threading
 from typing import Protocol
 
 from ..config import Settings
-from .models import ModelNotAvailableError, resolve_reranker
+from ..weights import ModelNotAvailableError, resolve_reranker
 
 log = logging.getLogger(__name__)
 

@@ -34,8 +34,8 @@ from .channels import (
 )
 from .embedder import Embedder, embedder_from_settings
 from .fusion import CHANNEL_WEIGHTS, FusedHit, RankedList, weighted_rrf
-from .laws import laws_named, resolve
-from .refs import ArticleRef
+from ..legal.laws import laws_named, resolve
+from ..legal.refs import ArticleRef
 from .rerank import Reranker, make_reranker
 from .tokenizer import LegalTokenizer
 from .types import Article, Retrieval

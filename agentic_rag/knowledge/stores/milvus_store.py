@@ -75,7 +75,7 @@ def connect(uri: str, token=None):
         raise StoreUnavailableError(
             f"cannot open the Milvus Lite file {uri}: another process has it open (Milvus Lite allows one process "
             "per file). Stop that process (the app, or another init_index.py), or serve the file to several "
-            f"processes: python -m agentic_rag.knowledge.stores.milvus_server --db {uri} --port 19530, then set "
+            f"processes: python scripts/milvus_server.py --db {uri} --port 19530, then set "
             "MILVUS_URI=http://127.0.0.1:19530 (docs/milvus.md)") from e
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...retrieval.laws import resolve
-from ...retrieval.numerals import article_cn
-from ...retrieval.refs import ArticleRef, find_article_refs, iter_article_refs
+from ...legal.laws import resolve
+from ...legal.numerals import article_cn
+from ...legal.refs import ArticleRef, find_article_refs, iter_article_refs
 from ...retrieval.types import Article
 from ...state import Citations
 

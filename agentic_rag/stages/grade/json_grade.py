@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...llm.parsing import as_score, as_str_list, parse_json_object
-from ...retrieval.refs import find_article_refs
+from ...legal.refs import find_article_refs
 from ...state import DIMENSION_CN, DIMENSIONS, Article, Quality
 from .rules import failed
 

@@ -19,7 +19,7 @@ from pydantic import PrivateAttr
 
 from ...llm.call import ModelFailure
 from ...llm.parsing import parse_json_object
-from ...retrieval.laws import short
+from ...legal.laws import short
 from ...retrieval.retriever import LocalRetriever
 from ...state import KB_LAW, KB_LAWS, RAW, ROUTE, USER_QUERY, Route, merge
 from ..base import LlmStage

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
-from ...retrieval.laws import national_title, resolve
-from ...retrieval.refs import find_article_refs
+from ...legal.laws import national_title, resolve
+from ...legal.refs import find_article_refs
 
 _CHITCHAT = re.compile(
     r"^(?:你好|您好|嗨|哈喽|hello|hi|在吗|早上好|晚上好|晚安|谢谢|多谢|感谢|再见|拜拜|好的|嗯)|你是谁|你叫什么|你能做什么|"

@@ -6,7 +6,7 @@ about one; torch's own dynamic int8 gained ×1.05 here. The graph holds the tran
 Dense head and the normalisation, so its output is the sentence embedding itself; the prompts stay outside
 (`OnnxEmbedder` adds them). Nothing is downloaded: the export reads the local model folder.
 
-    .venv/bin/python -m agentic_rag.retrieval.onnx_export [models/embeddinggemma-300m]
+    .venv/bin/python scripts/export_onnx.py [models/embeddinggemma-300m]
 
 writes ``<model>/onnx/model_int8.onnx`` (+ ``.data``) and ``export.json`` (what was exported, with which
 versions), through a temporary folder renamed into place, so an interrupted export leaves nothing half-written.
@@ -22,16 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from agentic_rag.retrieval.embedder import INT8_FILE, ONNX_DIR, onnx_model_path  # noqa: E402,F401
+
 log = logging.getLogger(__name__)
 
-ONNX_DIR = "onnx"
-INT8_FILE = "model_int8.onnx"
 EXPORT_INFO = "export.json"
-EXPORT_HINT = "Run: python -m agentic_rag.retrieval.onnx_export (once; ~2 min, no network)"
-
-
-def onnx_model_path(model_dir: Path) -> Path:
-    return Path(model_dir) / ONNX_DIR / INT8_FILE
 
 
 def _sentence_module(model):
@@ -108,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep-fp32", action="store_true", help="also keep the fp32 ONNX graph (model.onnx)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    from ..config import get_settings
+    from agentic_rag.config import get_settings
 
     model_dir = args.model_dir or get_settings().models_dir / "embeddinggemma-300m"
     if not (model_dir / "modules.json").exists():

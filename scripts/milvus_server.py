@@ -4,7 +4,7 @@ Milvus Lite opens its file in one process only; the app, init_index.py --update-
 a server. milvus-lite 2.5.1 has no ``server`` command (3.x does), but its engine listens on a TCP address when
 given one; this runs it in the foreground until SIGTERM / Ctrl-C::
 
-    python -m agentic_rag.knowledge.stores.milvus_server --db data/milvus-server/milvus.db --port 19530
+    python scripts/milvus_server.py --db data/milvus-server/milvus.db --port 19530
 
 For production, run a real Milvus (docs/milvus.md). The default host is 127.0.0.1: Lite has no authentication.
 """

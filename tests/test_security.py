@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from agentic_rag.config import PROJECT_ROOT
+from tests import hermetic
 from tests.fakes.fake_llm import role_of
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.serpapi_server import FakeSerpApi
@@ -40,19 +41,16 @@ def script(body: dict) -> str:
 
 @pytest.fixture(scope="module")
 def web(pipl_data_dir, tmp_path_factory):
-    import os
-
     tmp = tmp_path_factory.mktemp("sec")
     with FakeOpenAIServer(script) as llm, FakeSerpApi(mode="ok") as serp:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SERPAPI", "AGENTIC", "DEEPSEEK"))}
-        env.update(KEYS, AGENTIC_RAG_MODEL="deepseek/deepseek-chat", DEEPSEEK_API_BASE=llm.base_url,
+        env = dict(KEYS, AGENTIC_RAG_MODEL="deepseek/deepseek-chat", DEEPSEEK_API_BASE=llm.base_url,
                    SERPAPI_BASE_URL=serp.base_url, DATA_DIR=str(pipl_data_dir), RERANKER="none",
-                   AGENTIC_MAX_RETRIES="0", LLM_MAX_RETRIES="0", NO_PROXY="127.0.0.1,localhost")
+                   AGENTIC_MAX_RETRIES="0", LLM_MAX_RETRIES="0")
         port, db, log = free_port(), tmp / "s.db", tmp / "web.log"
         adk = Path(sys.executable).with_name("adk")
-        proc = subprocess.Popen([str(adk), "web", "--host", "127.0.0.1", "--port", str(port), "--log_level", "DEBUG",
-                                 "--session_service_uri", f"sqlite:///{db}", "."], cwd=PROJECT_ROOT, env=env,
-                                stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+        proc = hermetic.popen([str(adk), "web", "--host", "127.0.0.1", "--port", str(port), "--log_level", "DEBUG",
+                               "--session_service_uri", f"sqlite:///{db}", "."], cwd=PROJECT_ROOT, env_extra=env,
+                              stdout=open(log, "wb"), stderr=subprocess.STDOUT)
         wait_until_up(proc, port, log)
         yield {"base": f"http://127.0.0.1:{port}", "db": db, "log": log, "proc": proc, "serp": serp}
         stop(proc)

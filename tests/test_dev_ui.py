@@ -2,8 +2,9 @@
 
 What the API tests cannot see: how the Dev UI *renders* our events (stage progress lines, scores, Markdown).
 The LLM is the fake OpenAI-compatible server (as in test_api_server); the index and the embedder are real.
-Browser: Debian's /usr/bin/chromium driven by the `playwright` package (never `playwright install`: no downloads).
-On success the page is saved as docs/adk-web.png.
+Browser: Debian's /usr/bin/chromium driven by the `playwright` package (never `playwright install`: no downloads);
+`.ci/run` installs it. The page is saved in the test's temporary folder; the tracked docs/adk-web.png is left alone
+(docs/screenshot.sh remakes it on purpose).
 """
 from __future__ import annotations
 
@@ -120,6 +121,8 @@ def chat_text(page) -> str:
 
 
 def test_dev_ui_shows_progress_scores_and_rendered_answer(web, page, tmp_path):
+    doc_image = PROJECT_ROOT / "docs" / "adk-web.png"
+    doc_before = doc_image.read_bytes()
     ask(page, web, QUESTION)
     settle(page)
     shot = page.screenshot(full_page=True)
@@ -133,4 +136,4 @@ def test_dev_ui_shows_progress_scores_and_rendered_answer(web, page, tmp_path):
     assert '"main_query"' not in text and '{"relevance"' not in text, f"raw JSON shown in the chat:\n{text}"
     assert "**" not in text, f"literal ** in the chat (Markdown bold not rendered):\n{text}"
     assert page.locator(".content-bubble strong", has_text="适用条件").count() >= 1, text
-    (PROJECT_ROOT / "docs" / "adk-web.png").write_bytes(shot)
+    assert doc_image.read_bytes() == doc_before  # a test run never rewrites the tracked image

@@ -1,10 +1,11 @@
 """Shared fixtures and the suite's rules.
 
 Hermetic: the developer's `.env` and environment never reach a test (a real key there would make tests call the
-service). Honest about skips: a test that needs the offline models is skipped when they are missing, and the run
-then FAILS with a banner saying how many were skipped and how to fix it (`make models`), unless
-AGENTIC_RAG_ALLOW_SKIPS=1. Tests that load a real model are marked `slow` automatically (by the fixtures they
-use), so `pytest -m "not slow"` is the fast run.
+service), nor a process a test starts (tests/hermetic.py). Honest about skips: a test whose offline models,
+browser or shared data are missing is skipped, and the run then FAILS with a banner counting the skips by reason
+(each reason says how to fix it: `make models`, `apt-get install chromium …`), unless AGENTIC_RAG_ALLOW_SKIPS=1.
+No skip is expected on the normal path (`.ci/run` → `make test`): there the run has none. Tests that load a real
+model are marked `slow` automatically (by the fixtures they use), so `pytest -m "not slow"` is the fast run.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ EMBEDDER = MODELS_DIR / "embeddinggemma-300m"
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 MISSING_MODELS = "offline models missing: run `make models` (python download_models.py)"
 REAL_MODEL_FIXTURES = {"pipl_data_dir", "pipl_settings", "retriever", "llm"}  # llm: test_local_llm
-_skipped_for_models: list[str] = []
+ALLOW_SKIPS = "AGENTIC_RAG_ALLOW_SKIPS"
+_skipped: dict[str, list[str]] = {}  # reason -> node ids (tests, or modules skipped at collection)
 
 
 def require_embedder() -> None:
@@ -46,20 +48,45 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
+def skip_reason(report) -> str:
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return text.removeprefix("Skipped: ").strip()
+
+
+def _record_skip(report) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):  # an xfail is reported as skipped too: not a skip
+        _skipped.setdefault(skip_reason(report), []).append(report.nodeid)
+
+
 def pytest_runtest_logreport(report):
-    if report.skipped and MISSING_MODELS in str(report.longrepr):
-        _skipped_for_models.append(report.nodeid)
+    _record_skip(report)
+
+
+def pytest_collectreport(report):  # a whole module skipped (pytest.importorskip / allow_module_level)
+    _record_skip(report)
+
+
+def skips_allowed() -> bool:
+    return os.environ.get(ALLOW_SKIPS) == "1"
 
 
 def pytest_terminal_summary(terminalreporter):
-    if _skipped_for_models:
-        terminalreporter.section("SKIPPED: OFFLINE MODELS MISSING", sep="!", red=True, bold=True)
-        terminalreporter.write_line(f"{len(_skipped_for_models)} tests did not run: {MISSING_MODELS}.", red=True)
-        terminalreporter.write_line("Set AGENTIC_RAG_ALLOW_SKIPS=1 to accept this; otherwise the run fails.")
+    if not _skipped:
+        return
+    total = sum(map(len, _skipped.values()))
+    allowed = skips_allowed()
+    terminalreporter.section(f"SKIPPED: {total} tests did not run", sep="!", red=not allowed, bold=True)
+    for reason, nodes in sorted(_skipped.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        terminalreporter.write_line(f"{len(nodes):4d} × {reason}", red=not allowed)
+    if allowed:
+        terminalreporter.write_line(f"Accepted: {ALLOW_SKIPS}=1.")
+    else:
+        terminalreporter.write_line(f"Set {ALLOW_SKIPS}=1 to accept this; otherwise the run fails.")
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if _skipped_for_models and os.environ.get("AGENTIC_RAG_ALLOW_SKIPS") != "1" and exitstatus == 0:
+    if _skipped and not skips_allowed() and exitstatus == 0:
         session.exitstatus = 1
 
 

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from agentic_rag.config import PROJECT_ROOT
+from tests import hermetic
 from tests.fakes.fake_llm import role_of
 from tests.fakes.openai_server import FakeError, FakeOpenAIServer, Held
 
@@ -50,10 +51,11 @@ def free_port() -> int:
 
 
 def start_server(port: int, env: dict, db: Path, log: Path) -> subprocess.Popen:
+    """`adk api_server` with the hermetic environment plus `env` (tests/hermetic.py)."""
     adk = Path(sys.executable).with_name("adk")
-    proc = subprocess.Popen([str(adk), "api_server", "--host", "127.0.0.1", "--port", str(port),
-                             "--session_service_uri", f"sqlite:///{db}", "."],
-                            cwd=PROJECT_ROOT, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    proc = hermetic.popen([str(adk), "api_server", "--host", "127.0.0.1", "--port", str(port),
+                           "--session_service_uri", f"sqlite:///{db}", "."],
+                          cwd=PROJECT_ROOT, env_extra=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
     return wait_until_up(proc, port, log)
 
 
@@ -84,12 +86,10 @@ def server(pipl_data_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("api")
     script = Script()
     with FakeOpenAIServer(script) as llm:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SERPAPI", "AGENTIC", "DEEPSEEK"))}
-        env.update({"AGENTIC_RAG_MODEL": "deepseek/deepseek-chat", "DEEPSEEK_API_KEY": "test-key",
-                    "DEEPSEEK_API_BASE": llm.base_url, "DATA_DIR": str(pipl_data_dir), "RERANKER": "none",
-                    "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                    "LLM_MAX_RETRIES": "0", "NO_PROXY": "127.0.0.1,localhost",
-                    "REWRITE_FIRST_ATTEMPT": "true"})  # every LiteLLM stage runs: rewrite, grade, answer
+        env = {"AGENTIC_RAG_MODEL": "deepseek/deepseek-chat", "DEEPSEEK_API_KEY": "test-key",
+               "DEEPSEEK_API_BASE": llm.base_url, "DATA_DIR": str(pipl_data_dir), "RERANKER": "none",
+               "LLM_MAX_RETRIES": "0",
+               "REWRITE_FIRST_ATTEMPT": "true"}  # every LiteLLM stage runs: rewrite, grade, answer
         port = free_port()
         db = tmp / "sessions.db"
         proc = start_server(port, env, db, tmp / "server.log")
@@ -195,9 +195,9 @@ def test_sessions_survive_a_restart(server):
 
 def test_adk_run_answers_a_single_query(server):
     adk = Path(sys.executable).with_name("adk")
-    out = subprocess.run([str(adk), "run", "--session_service_uri", f"sqlite:///{server['tmp'] / 'run.db'}",
-                          APP, QUESTION], cwd=PROJECT_ROOT, env=server["env"], capture_output=True, text=True,
-                         timeout=300, stdin=subprocess.DEVNULL)
+    out = hermetic.run([str(adk), "run", "--session_service_uri", f"sqlite:///{server['tmp'] / 'run.db'}",
+                        APP, QUESTION], cwd=PROJECT_ROOT, env_extra=server["env"], capture_output=True, text=True,
+                       timeout=300, stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "[RetrievalAgent]" in out.stdout and "# 法律咨询意见" in out.stdout
     assert "Traceback" not in out.stdout + out.stderr
@@ -209,9 +209,9 @@ def test_adk_run_streams_the_answer_while_the_model_is_still_writing(server):
     resume, seen = threading.Event(), []
     server["script"].answer = Held(first="依据第三十一条，需要父母同意。", resume=resume, rest="另见第二百零一条！\n结论：征得同意。")
     adk = Path(sys.executable).with_name("adk")
-    proc = subprocess.Popen([str(adk), "run", "--session_service_uri", f"sqlite:///{server['tmp'] / 'run2.db'}",
-                             APP, QUESTION], cwd=PROJECT_ROOT, env=server["env"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = hermetic.popen([str(adk), "run", "--session_service_uri", f"sqlite:///{server['tmp'] / 'run2.db'}",
+                           APP, QUESTION], cwd=PROJECT_ROOT, env_extra=server["env"], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def read() -> None:
         while chunk := os.read(proc.stdout.fileno(), 4096):

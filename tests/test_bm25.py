@@ -1,5 +1,8 @@
-"""BM25 scorers: SparseBM25 (okapi idf) must reproduce rank_bm25.BM25Okapi; lucene idf; top_k; edge cases."""
+"""BM25 scorers: SparseBM25 (okapi idf) must reproduce rank_bm25.BM25Okapi; RankBM25 (which wraps BM25Okapi) and
+both SparseBM25 idfs must equal an independent reference written here and hand-computed scores; top_k; edge cases."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -20,6 +23,56 @@ def _random_corpus(seed: int, n_docs: int = 60, vocab_size: int = 40) -> list[li
             doc.append("t0")
     docs[0] = ["t0"] * 7 + ["t39"]  # a repeated term, and a rare one
     return docs
+
+
+def reference_bm25(corpus: list[list[str]], query: list[str], idf: str = "okapi", k1: float = 1.5, b: float = 0.75,
+                   epsilon: float = 0.25) -> list[float]:
+    """Okapi BM25 from its definition, one loop per document and query term (no library, nothing shared with the
+    code under test). okapi idf = ln((N - n + .5) / (n + .5)), a negative one replaced by epsilon × the mean idf of
+    the vocabulary (rank-bm25's rule); lucene idf = ln(1 + (N - n + .5) / (n + .5))."""
+    n_docs = len(corpus)
+    avgdl = sum(len(d) for d in corpus) / n_docs
+    vocab = {t for d in corpus for t in d}
+    df = {t: sum(t in d for d in corpus) for t in vocab}
+    if idf == "okapi":
+        raw = {t: math.log(n_docs - n + 0.5) - math.log(n + 0.5) for t, n in df.items()}
+        floor = epsilon * sum(raw.values()) / len(raw)
+        weight = {t: v if v >= 0 else floor for t, v in raw.items()}
+    else:
+        weight = {t: math.log(1 + (n_docs - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+    scores = []
+    for doc in corpus:
+        score = 0.0
+        for term in query:  # a repeated query term counts each time
+            tf = doc.count(term)
+            if tf:
+                score += weight[term] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(doc) / avgdl))
+        scores.append(score)
+    return scores
+
+
+# N = 3, avgdl = 2, k1 = 1.5, b = 0.75: length factors K = k1·(1 - b + b·len/avgdl) = 2.0625, 0.9375, 1.5.
+# df x = 2, y = z = 1. okapi idf: x ln(1.5/2.5) = -0.5108 → floored to 0.25 × mean(-0.5108, 0.5108, 0.5108) = 0.04257;
+# y = z = ln(2.5/1.5) = 0.5108. lucene idf: x ln(1 + 1.5/2.5) = 0.4700, y = z = ln(1 + 2.5/1.5) = 0.9808.
+# score = idf · tf·2.5 / (tf + K): y in doc 0 = 0.5108 · 5/4.0625 = 0.62871 (okapi), 0.9808 · 5/4.0625 = 1.20717 …
+HAND_CORPUS = [["x", "y", "y"], ["x"], ["z", "z"]]
+HAND_SCORES = {  # query: (okapi, lucene)
+    ("x",): ([0.034750, 0.054927, 0.0], [0.383676, 0.606456, 0.0]),
+    ("y",): ([0.628708, 0.0, 0.0], [1.207174, 0.0, 0.0]),
+    ("z",): ([0.0, 0.0, 0.729751], [0.0, 0.0, 1.401185]),
+    ("x", "y"): ([0.663459, 0.054927, 0.0], [1.590851, 0.606456, 0.0]),
+    ("y", "y"): ([1.257417, 0.0, 0.0], [2.414349, 0.0, 0.0]),
+}
+
+
+@pytest.mark.parametrize("query", list(HAND_SCORES))
+def test_hand_computed_scores_on_three_documents(query):
+    okapi, lucene = HAND_SCORES[query]
+    np.testing.assert_allclose(reference_bm25(HAND_CORPUS, list(query)), okapi, atol=2e-6)  # the reference itself
+    np.testing.assert_allclose(reference_bm25(HAND_CORPUS, list(query), idf="lucene"), lucene, atol=2e-6)
+    np.testing.assert_allclose(RankBM25(HAND_CORPUS).get_scores(list(query)), okapi, atol=2e-6)
+    np.testing.assert_allclose(SparseBM25(HAND_CORPUS, idf="okapi").get_scores(list(query)), okapi, atol=2e-6)
+    np.testing.assert_allclose(SparseBM25(HAND_CORPUS).get_scores(list(query)), lucene, atol=2e-6)
 
 
 QUERIES = [
@@ -64,25 +117,35 @@ def test_sparse_okapi_equals_rank_bm25_for_other_parameters(k1, b):
 
 
 @pytest.mark.parametrize("seed", [0, 3])
-def test_rank_bm25_wrapper_equals_bm25okapi_and_sparse(seed):
+def test_every_scorer_equals_the_independent_reference(seed):
     corpus = _random_corpus(seed)
-    wrapper = RankBM25(corpus)
-    reference = BM25Okapi(corpus)
-    sparse = SparseBM25(corpus, idf="okapi")
+    wrapper, okapi, lucene = RankBM25(corpus), SparseBM25(corpus, idf="okapi"), SparseBM25(corpus)
     for q in QUERIES:
-        np.testing.assert_allclose(wrapper.get_scores(q), reference.get_scores(q), rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(wrapper.get_scores(q), sparse.get_scores(q), rtol=1e-5, atol=1e-5)
+        expected = reference_bm25(corpus, q)
+        np.testing.assert_allclose(wrapper.get_scores(q), expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(okapi.get_scores(q), expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(lucene.get_scores(q), reference_bm25(corpus, q, idf="lucene"), rtol=1e-5, atol=1e-5)
+    assert any(v > 0 for v in reference_bm25(corpus, ["t1", "t5", "t17"]))  # not a comparison between zeros
+
+
+@pytest.mark.parametrize("k1,b", [(1.2, 0.75), (1.5, 0.0), (2.0, 1.0)])
+def test_rank_bm25_wrapper_passes_its_parameters_on(k1, b):
+    corpus = _random_corpus(7)
+    for q in QUERIES:
+        np.testing.assert_allclose(RankBM25(corpus, k1=k1, b=b).get_scores(q), reference_bm25(corpus, q, k1=k1, b=b),
+                                   rtol=1e-5, atol=1e-5)
 
 
 def test_a_document_without_tokens_does_not_change_the_scores():
     """An article whose tokens are all stopwords is an empty document; it must not shift avgdl."""
     corpus = _random_corpus(5)
     corpus[10] = []
-    reference = BM25Okapi(corpus)
     for q in QUERIES:
-        expected = reference.get_scores(q)
+        expected = reference_bm25(corpus, q)
         np.testing.assert_allclose(RankBM25(corpus).get_scores(q), expected, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(SparseBM25(corpus, idf="okapi").get_scores(q), expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(SparseBM25(corpus).get_scores(q), reference_bm25(corpus, q, idf="lucene"),
+                                   rtol=1e-5, atol=1e-5)
         assert SparseBM25(corpus).get_scores(q)[10] == 0
 
 

@@ -2,13 +2,13 @@
 
 What the API tests cannot see: how the Dev UI *renders* our events (stage progress lines, scores, Markdown).
 The LLM is the fake OpenAI-compatible server (as in test_api_server); the index and the embedder are real.
-Browser: Debian's /usr/bin/chromium driven by the `playwright` package (never `playwright install`: no downloads).
-On success the page is saved as docs/adk-web.png.
+Browser: Debian's /usr/bin/chromium driven by the `playwright` package (never `playwright install`: no downloads);
+`.ci/run` installs it. The page is saved in the test's temporary folder; the tracked docs/adk-web.png is left alone
+(docs/screenshot.sh remakes it on purpose).
 """
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
 import time
@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from agentic_rag.config import PROJECT_ROOT
+from tests import hermetic
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.test_api_server import QUESTION, Script, free_port, stop
 
@@ -44,13 +45,14 @@ def reply() -> Script:
 
 
 def start_web(port: int, env: dict, tmp: Path) -> subprocess.Popen:
+    """`adk web` with the hermetic environment plus `env` (tests/hermetic.py)."""
     adk = str(Path(sys.executable).with_name("adk"))
     # A throw-away HOME whose ADK config says "telemetry off": the Dev UI then shows no consent dialog.
-    subprocess.run([adk, "telemetry", "disable"], env=env, check=True, capture_output=True, timeout=60)
+    hermetic.run([adk, "telemetry", "disable"], env_extra=env, check=True, capture_output=True, timeout=60)
     log = tmp / "web.log"
-    proc = subprocess.Popen([adk, "web", "--host", "127.0.0.1", "--port", str(port), "--session_service_uri",
-                             f"sqlite:///{tmp / 's.db'}", "."], cwd=PROJECT_ROOT, env=env,
-                            stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    proc = hermetic.popen([adk, "web", "--host", "127.0.0.1", "--port", str(port), "--session_service_uri",
+                           f"sqlite:///{tmp / 's.db'}", "."], cwd=PROJECT_ROOT, env_extra=env,
+                          stdout=open(log, "wb"), stderr=subprocess.STDOUT)
     deadline = time.time() + 90
     while time.time() < deadline and proc.poll() is None:
         try:
@@ -67,11 +69,9 @@ def web(pipl_data_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("web")
     (tmp / "home").mkdir()
     with FakeOpenAIServer(reply()) as llm:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SERPAPI", "AGENTIC", "DEEPSEEK"))}
-        env.update({"AGENTIC_RAG_MODEL": "deepseek/deepseek-chat", "DEEPSEEK_API_KEY": "test-key",
-                    "DEEPSEEK_API_BASE": llm.base_url, "DATA_DIR": str(pipl_data_dir), "RERANKER": "none",
-                    "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                    "LLM_MAX_RETRIES": "0", "NO_PROXY": "127.0.0.1,localhost", "HOME": str(tmp / "home")})
+        env = {"AGENTIC_RAG_MODEL": "deepseek/deepseek-chat", "DEEPSEEK_API_KEY": "test-key",
+               "DEEPSEEK_API_BASE": llm.base_url, "DATA_DIR": str(pipl_data_dir), "RERANKER": "none",
+               "LLM_MAX_RETRIES": "0", "HOME": str(tmp / "home")}
         port = free_port()
         proc = start_web(port, env, tmp)
         yield f"http://127.0.0.1:{port}"
@@ -87,7 +87,7 @@ def page(tmp_path_factory):
         # scrolls inside the page, so a full-page screenshot is only as tall as the viewport).
         ctx = pw.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("chrome")), executable_path=str(CHROMIUM), headless=True,
-            args=BROWSER_ARGS, viewport={"width": 1400, "height": 1900})
+            args=BROWSER_ARGS, viewport={"width": 1400, "height": 1900}, env=hermetic.child_env())
         yield ctx.new_page()
         ctx.close()
 
@@ -121,6 +121,8 @@ def chat_text(page) -> str:
 
 
 def test_dev_ui_shows_progress_scores_and_rendered_answer(web, page, tmp_path):
+    doc_image = PROJECT_ROOT / "docs" / "adk-web.png"
+    doc_before = doc_image.read_bytes()
     ask(page, web, QUESTION)
     settle(page)
     shot = page.screenshot(full_page=True)
@@ -134,4 +136,4 @@ def test_dev_ui_shows_progress_scores_and_rendered_answer(web, page, tmp_path):
     assert '"main_query"' not in text and '{"relevance"' not in text, f"raw JSON shown in the chat:\n{text}"
     assert "**" not in text, f"literal ** in the chat (Markdown bold not rendered):\n{text}"
     assert page.locator(".content-bubble strong", has_text="适用条件").count() >= 1, text
-    (PROJECT_ROOT / "docs" / "adk-web.png").write_bytes(shot)
+    assert doc_image.read_bytes() == doc_before  # a test run never rewrites the tracked image

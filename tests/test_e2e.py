@@ -99,22 +99,30 @@ def test_real_local_model_answers_with_retrieved_citations(pipl_settings, retrie
     from agentic_rag.oneshot import ask
     from agentic_rag.workflow import ConditionalWorkflowAgent
 
-    # time is not what this test checks: a generous deadline, so that a busy machine cannot turn it into "degraded"
+    # Time is not what this test checks: a generous deadline, so that a busy machine cannot turn it into "degraded".
+    # The verdict is pinned by construction (QUALITY_THRESHOLD 0: every calibrated grade passes), so the run always
+    # takes the whole PASS path — grade, then the model's answer through the citation check — whatever the small
+    # model scores; the grade itself is checked for what holds whatever its value.
     settings = pipl_settings.model_copy(update={"agentic_rag_model": f"local/{SMALL_GGUF}", "serpapi_api_key": None,
                                                 "agentic_max_retries": 0, "question_deadline_s": 3600,
-                                                "llm_timeout_s": 1800})
+                                                "llm_timeout_s": 1800, "quality_threshold": 0,
+                                                "answer_max_tokens": 300})
     agent = ConditionalWorkflowAgent(settings=settings, retriever_factory=lambda: retriever)
     state = asyncio.run(ask(agent, "处理敏感个人信息需要取得个人的单独同意吗？"))
     quality, retrieval, answer = QUALITY.get(state), RETRIEVAL.get(state), FINAL_ANSWER.get(state)
     assert {28, 29} & set(retrieval.numbers())
+    assert quality.source == "calibrated" and quality.threshold == 0  # the embedded model: the calibrated gate
     assert set(quality.scores) == {"relevance", "completeness", "accuracy", "coverage"}
-    assert quality.source == "calibrated" and 0 <= quality.total <= 40  # the embedded model: the calibrated gate
+    assert all(0 <= v <= 10 for v in quality.scores.values())
+    assert quality.total == pytest.approx(sum(quality.scores.values()), abs=0.05)
     assert quality.article_relevance and set(quality.article_relevance) <= {a.id for a in retrieval.articles}
-    assert PATH.get(state) == ("pass" if quality.passed else "none")  # no web key: FAIL ends in the standard reply
-    assert LLM_CALLS.get(state) == (2 if quality.passed else 1)  # grade (, answer): the first try uses the user's words
-    if quality.passed:
-        assert "法律咨询意见" in answer
-        body = answer.split("> 核对说明")[0]
-        ev = Evidence(articles=retrieval.articles, kb_laws=KB_LAWS.get(state))
-        assert check(body, ev)[0] == body  # no unretrieved citation survives in what the user reads
-        assert set(CITATIONS.get(state).valid) <= set(retrieval.numbers())
+    assert quality.relevant and set(quality.relevant) <= set(quality.article_relevance)
+    assert quality.passed and PATH.get(state) == "pass"
+    assert LLM_CALLS.get(state) == 2  # grade, answer: the first try uses the user's words
+    assert answer.startswith("# 法律咨询意见")
+    relevant = [a for a in retrieval.articles if a.id in quality.relevant]
+    assert relevant and all(a.text in answer for a in relevant)  # the articles judged relevant, verbatim
+    body = answer.split("> 核对说明")[0]
+    ev = Evidence(articles=retrieval.articles, kb_laws=KB_LAWS.get(state))
+    assert check(body, ev)[0] == body  # no unretrieved citation survives in what the user reads
+    assert set(CITATIONS.get(state).valid) <= set(retrieval.numbers())

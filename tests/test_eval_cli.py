@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from agentic_rag.config import PROJECT_ROOT
 from agentic_rag.eval.metrics import mean_metrics, mrr_at, ndcg_at, recall_at, score_ranking
 from agentic_rag.eval.retrieval import evaluate, format_table, load_dataset
 from agentic_rag.retrieval.types import Article, Retrieval
+from tests import hermetic
 
 METRIC_KEYS = {"recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@10"}
 
@@ -121,13 +120,12 @@ def test_eval_cli_end_to_end(pipl_data_dir, tmp_path):
         {"id": "c", "query": "今天天气怎么样？", "gold": [], "type": "out_of_scope"},
     ])
     out_json, out_png = tmp_path / "out.json", tmp_path / "out.png"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TRANSFORMERS_OFFLINE": "1",
-           "PYTHONPATH": str(PROJECT_ROOT), "MODELS_DIR": str(PROJECT_ROOT / "models")}
-    proc = subprocess.run(
+    env = {"PYTHONPATH": str(PROJECT_ROOT), "MODELS_DIR": str(PROJECT_ROOT / "models")}
+    proc = hermetic.run(
         [sys.executable, "-m", "agentic_rag.eval", "retrieval", "--dataset", str(dataset),
          "--matchers", "bm25", "vector", "hybrid", "--data-dir", str(pipl_data_dir),
          "--json", str(out_json), "--png", str(out_png)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        cwd=tmp_path, env_extra=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["n"] == 2 and result["n_total"] == 3

@@ -4,7 +4,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from agentic_rag.knowledge.index import (
     read_manifest,
 )
 from agentic_rag.retrieval.tokenizer import char_bigrams
+from tests import hermetic
 
 BUILD_CALLS = 2  # one encode_documents call for the articles, one for the law map
 CORPUS_LINES = (PROJECT_ROOT / "chinese_law.txt").read_text(encoding="utf-8").splitlines()[:6]
@@ -260,8 +260,8 @@ def test_killed_build_leaves_the_previous_index_usable(corpus_file, data_dir, tm
     script = tmp_path / "slow_build.py"
     script.write_text(SLOW_BUILD.format(root=str(PROJECT_ROOT)), encoding="utf-8")
     flag = tmp_path / "embedding.flag"
-    proc = subprocess.Popen([sys.executable, str(script), str(data_dir), str(corpus_file), str(flag)],
-                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = hermetic.popen([sys.executable, str(script), str(data_dir), str(corpus_file), str(flag)],
+                          cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
         while not (flag.exists() and list(data_dir.glob(".build-*"))):
@@ -407,8 +407,8 @@ def test_sigkilled_build_resumes_from_its_checkpoint(tmp_path):
     script.write_text(RESUMABLE_BUILD.format(root=str(PROJECT_ROOT), tests=str(Path(__file__).parent)),
                       encoding="utf-8")
     flag = tmp_path / "hanging.flag"
-    proc = subprocess.Popen([sys.executable, str(script), str(data_dir), str(corpus), str(flag)], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = hermetic.popen([sys.executable, str(script), str(data_dir), str(corpus), str(flag)], cwd=tmp_path,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
         while not flag.exists():
@@ -478,9 +478,8 @@ def test_clean_refuses_paths_outside_the_data_dir(corpus_file, data_dir, tmp_pat
 
 # ---------------------------------------------------------------------------------------------- the scripts
 def _run_script(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "PYTHONPATH": str(PROJECT_ROOT)}
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return hermetic.run([sys.executable, *args], cwd=cwd, env_extra={"PYTHONPATH": str(PROJECT_ROOT)},
+                        capture_output=True, text=True, timeout=120)
 
 
 def test_init_index_script_on_malformed_corpus_exits_1_with_line_number(tmp_path):

@@ -4,7 +4,6 @@ and the server path through a Milvus Lite engine listening on a local port."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -34,6 +33,7 @@ from agentic_rag.knowledge.update import update_law
 from agentic_rag.retrieval.retriever import LocalRetriever
 from agentic_rag.retrieval.tokenizer import LegalTokenizer
 from tests.fakes.retriever import CORPUS, STRUCTURE, BigramEmbedder
+from tests import hermetic
 
 PIPL = "中华人民共和国个人信息保护法"
 OTHER = "中华人民共和国测试数据法"
@@ -361,8 +361,8 @@ def test_killed_build_leaves_the_previous_index_usable(tmp_path):
     good = build(data_dir)
     script, flag = tmp_path / "killed.py", tmp_path / "inserting.flag"
     script.write_text(KILLED_BUILD.format(root=str(PROJECT_ROOT)), encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, str(script), str(data_dir), str(CORPUS), str(flag)], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = hermetic.popen([sys.executable, str(script), str(data_dir), str(CORPUS), str(flag)], cwd=tmp_path,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
         while not flag.exists():
@@ -397,8 +397,8 @@ def test_a_second_process_on_the_same_lite_file_gets_a_clear_error(milvus_index,
     assert len(milvus_index.store) == 74  # this process holds the file
     script = tmp_path / "second.py"
     script.write_text(SECOND_PROCESS.format(root=str(PROJECT_ROOT)), encoding="utf-8")
-    out = subprocess.run([sys.executable, str(script), str(milvus_dir)], capture_output=True, text=True,
-                         timeout=120).stdout
+    out = hermetic.run([sys.executable, str(script), str(milvus_dir)], capture_output=True, text=True,
+                       timeout=120).stdout
     assert "another process has it open" in out and "one process per file" in out
     assert "scripts/milvus_server.py" in out and "MILVUS_URI=http://127.0.0.1:19530" in out
 
@@ -414,10 +414,10 @@ def _free_port() -> int:
 def milvus_server(tmp_path):
     """A Milvus Lite engine serving gRPC on a free local port (milvus-lite 2.5.1 has no `server` command)."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(PROJECT_ROOT / "scripts" / "milvus_server.py"), "--db",
-                             str(tmp_path / "server" / "milvus.db"), "--port", str(port)], cwd=PROJECT_ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
+    proc = hermetic.popen([sys.executable, str(PROJECT_ROOT / "scripts" / "milvus_server.py"), "--db",
+                           str(tmp_path / "server" / "milvus.db"), "--port", str(port)], cwd=PROJECT_ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env_extra={"PYTHONPATH": str(PROJECT_ROOT)})
     try:
         assert proc.stdout.readline().startswith("serving "), proc.stderr.read()
         yield f"http://127.0.0.1:{port}"

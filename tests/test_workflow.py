@@ -311,22 +311,53 @@ def test_retry_switches_matcher_rewrites_from_what_is_missing_and_keeps_the_best
     rewrites = iter([REWRITE_JSON, json.dumps({"main_query": "违法处理个人信息的处罚"}, ensure_ascii=False),
                      json.dumps({"main_query": "出售个人信息的法律责任"}, ensure_ascii=False)])
     install({"rewriter": lambda p: next(rewrites), "evaluator": lambda p: next(grades), "answer": ANSWER})
-    state, events = run(settings, factory)
+    state, events = run(settings, factory)  # an API model: 1 + 2 retries
     attempts = ATTEMPTS.get(state)
-    assert [a.matcher for a in attempts][:2] == ["ensemble", "hybrid"]
+    assert [a.matcher for a in attempts] == ["ensemble", "hybrid", "bm25"]
+    assert [a.stop for a in attempts] == [None, None, "exhausted"]  # each retry showed the grader new articles
+    assert roles() == ["rewriter", "evaluator"] * 3  # no answer on FAIL without a web key
     assert QUALITY.get(state).total == 22  # the better first attempt, not the last one
-    assert attempts[-1].stop in ("exhausted", "no_progress") and len(attempts) <= 3
     retry_prompt = [p for r, p in FakeLlm.calls if r == "rewriter"][1]
     assert "处罚" in retry_prompt and "上一次检索到的条文不足" in retry_prompt
     assert any("第 2 次检索" in t for _, t in texts(events))
 
 
-def test_retry_stops_when_an_attempt_brings_nothing_new(settings, factory):
+class SameArticles:
+    """The fake retriever, deaf to the plan's matcher and exclusions: every attempt retrieves the same articles."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def retrieve(self, query, **kw):
+        self.calls.append(kw.get("matcher"))
+        return self.inner.retrieve(query, **{**kw, "matcher": "ensemble", "exclude": ()})
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_retry_stops_when_an_attempt_brings_nothing_new(settings, fake_retriever):
+    install({"rewriter": REWRITE_JSON, "evaluator": BAD, "answer": ANSWER})
+    same = SameArticles(fake_retriever)
+    state, _ = run(settings.model_copy(update={"agentic_max_retries": 4}), lambda: same)
+    attempts = ATTEMPTS.get(state)
+    assert [a.stop for a in attempts] == [None, "no_progress"]  # 2 of the 5 allowed: the second brought nothing new
+    assert attempts[0].ids == attempts[1].ids and same.calls == ["ensemble", "hybrid"]
+    assert roles() == ["rewriter", "evaluator"] * 2
+
+
+def test_pinned_lookups_stay_while_retries_look_further(settings, factory):
     install({"rewriter": REWRITE_JSON, "evaluator": BAD, "answer": ANSWER})
     s = settings.model_copy(update={"agentic_max_retries": 4})
-    state, _ = run(s, factory, "第五十七条和第十条的关系？")  # pinned lookups: every matcher retrieves alike
+    state, _ = run(s, factory, "第五十七条和第十条的关系？")
     attempts = ATTEMPTS.get(state)
-    assert attempts[-1].stop in ("no_progress", "exhausted") and len(attempts) <= 5
+    # the looked-up articles are kept in every attempt, the others are new each time: the budget runs out
+    assert [a.stop for a in attempts] == [None, None, None, None, "exhausted"]
+    assert [a.matcher for a in attempts] == ["ensemble", "hybrid", "bm25", "vector", "gram"]
+    pinned = {"中华人民共和国个人信息保护法#第五十七条", "中华人民共和国个人信息保护法#第十条"}
+    assert all(set(a.pinned) == pinned and pinned <= set(a.ids) for a in attempts)
+    others = [set(a.ids) - pinned for a in attempts]
+    assert all(o and o.isdisjoint(p) for i, o in enumerate(others) for p in others[:i])
 
 
 def test_switching_the_loop_off_gives_one_attempt_and_no_router_llm(settings, factory):

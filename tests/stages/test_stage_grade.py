@@ -7,7 +7,7 @@ import pytest
 
 from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.grade.agent import GradeStage, parse_quality, rule_verdict
-from agentic_rag.stages.grade.judge import Calibration, judge, sigmoid
+from agentic_rag.stages.grade.judge import Calibration, judge
 from agentic_rag.state import QUALITY, RETRIEVAL, ROUTE, USER_QUERY, Route
 from tests.fakes.adk import run_agent
 from tests.fakes.mock_model import MockModel, MockScoringModel
@@ -87,23 +87,43 @@ def signals(cos=0.6, margin=0.2, lexical=0.5, exact=0.0):
     return {"best_cosine": cos, "cosine_margin": margin, "lexical_overlap": lexical, "exact_hit": exact}
 
 
+# Expected values by hand, σ(x) = 1 / (1 + e^-x); P(relevant) = σ(-1 + 2d) with CAL (rank and cosine weigh 0).
+
 def test_judge_combines_article_relevance_and_retrieval_signals_as_documented():
     r = retrieval(10, 23, 45)
     r.signals = signals()
     q = judge(r, r.articles, [3.0, -2.0, 0.5], 32, CAL)
-    p_best = sigmoid(-1 + 2 * 3.0)
-    assert q.scores["relevance"] == round(10 * p_best, 1) == q.scores["coverage"]
-    assert q.scores["accuracy"] == round(10 * sigmoid(-2 + 1.5 * 3.0 + 6 * 0.6), 1)
-    assert q.scores["completeness"] == round(10 * sigmoid(-4 + 12 * 0.6 + 5 * 0.2 + 2 * 0.5), 1)
-    assert q.relevant == ["p#10", "p#45"] and q.article_relevance["p#23"] < 0.5
-    assert q.source == "calibrated" and q.passed == (q.total >= 32)
+    # P = σ(5) = 0.9933, σ(-5) = 0.0067, σ(0) = 0.5 (reaches relevant_threshold 0.5)
+    assert q.article_relevance == {"p#10": 0.9933, "p#23": 0.0067, "p#45": 0.5}
+    assert q.relevant == ["p#10", "p#45"]
+    # relevance = coverage = 10·σ(5) = 9.93; accuracy = 10·σ(-2 + 1.5·3 + 6·0.6) = 10·σ(6.1) = 9.98;
+    # completeness = 10·σ(-4 + 12·0.6 + 5·0.2 + 2·0.5 + 3·0) = 10·σ(5.2) = 9.95
+    assert q.scores == {"relevance": 9.9, "completeness": 9.9, "accuracy": 10.0, "coverage": 9.9}
+    assert q.total == 39.7 and q.passed and q.verdict == "pass" and q.source == "calibrated"
+
+
+def test_the_gate_shift_moves_the_four_scores_not_which_articles_are_relevant():
+    r = retrieval(10, 23, 45)
+    r.signals = signals()
+    shifted = Calibration(relevance=CAL.relevance, accuracy=CAL.accuracy, completeness=CAL.completeness,
+                          relevant_threshold=0.5, gate_shift=-5.0)
+    q = judge(r, r.articles, [3.0, -2.0, 0.5], 32, shifted)
+    # relevance = coverage = 10·σ(5 - 5) = 5.0; accuracy = 10·σ(6.1 - 5) = 7.50; completeness = 10·σ(5.2 - 5) = 5.50
+    assert q.scores == {"relevance": 5.0, "completeness": 5.5, "accuracy": 7.5, "coverage": 5.0}
+    assert q.total == 23.0 and not q.passed and q.verdict == "fail" and q.missing
+    assert q.relevant == ["p#10", "p#45"] and q.article_relevance["p#10"] == 0.9933  # unshifted
 
 
 def test_judge_fails_when_no_article_is_relevant_and_still_names_the_best():
     r = retrieval(10, 23)
     r.signals = signals(cos=0.3, margin=0.02, lexical=0.1)
     q = judge(r, r.articles, [-3.0, -1.0], 32, CAL)
-    assert not q.passed and q.relevant == ["p#23"] and q.missing
+    # P = σ(-7) = 0.0009, σ(-3) = 0.0474: none reaches 0.5, the best (p#23) is named anyway
+    assert q.relevant == ["p#23"] and q.article_relevance == {"p#10": 0.0009, "p#23": 0.0474}
+    # relevance = coverage = 0.47; accuracy = 10·σ(-2 - 4.5 + 1.8) = 10·σ(-4.7) = 0.09;
+    # completeness = 10·σ(-4 + 3.6 + 0.1 + 0.2) = 10·σ(-0.1) = 4.75
+    assert q.scores == {"relevance": 0.5, "completeness": 4.8, "accuracy": 0.1, "coverage": 0.5}
+    assert q.total == 5.9 and not q.passed and q.missing
 
 
 def test_coverage_is_the_weakest_sub_question():
@@ -111,7 +131,8 @@ def test_coverage_is_the_weakest_sub_question():
     for a, sub in zip(r.articles, (0, 1, 0, 1)):
         a.sub_question = sub
     q = judge(r, r.articles, [4.0, -3.0, 0.0, -2.0], 32, CAL)
-    assert q.scores["coverage"] == round(10 * sigmoid(-1 + 2 * -2.0), 1) < q.scores["relevance"]
+    # sub-question 0: σ(7) = 0.9991 (p#10), σ(-1) = 0.2689 (p#45); sub-question 1: σ(-7), σ(-5) = 0.0067 (p#69)
+    assert q.scores["relevance"] == 10.0 and q.scores["coverage"] == 0.1  # 10·0.9991, 10·0.0067
 
 
 def test_the_embedded_model_grades_by_scoring_one_tail_per_article(fake_settings):

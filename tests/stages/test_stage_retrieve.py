@@ -13,12 +13,30 @@ def retrieve(fake_settings, fake_retriever, question, route=None, **plan):
     return RETRIEVAL.get(run_agent(stage, state=state)[0])
 
 
+PIPL = "中华人民共和国个人信息保护法"
+
+
+def follow_ups_of(result) -> list[tuple[int, str, int]]:
+    """(article, the article that pointed to it, depth) of every follow-up, in order."""
+    return [(a.article, a.channels["follow_up"]["from"], a.channels["follow_up"]["depth"])
+            for a in result.articles if a.role == "follow_up"]
+
+
 def test_follow_up_adds_the_articles_an_evidence_article_points_to(fake_settings, fake_retriever):
-    result = retrieve(fake_settings, fake_retriever, "第四十五条是什么内容")  # 45 → 有本法第十八条第一款、第三十五条…
-    assert result.articles[0].article == 45
-    follow = [a for a in result.articles if a.role == "follow_up"]
-    assert follow and all(a.channels["follow_up"]["depth"] in (1, 2) for a in follow)
-    assert {a.id for a in follow}.isdisjoint({a.id for a in result.evidence})
+    # 第四十五条: "有本法第十八条第一款、第三十五条规定情形的除外" → 18 and 35 at depth 1; 第三十五条 points to 第十八条
+    # again (already there) and 第十八条 only to "前条" (not a numbered reference): nothing at depth 2.
+    result = retrieve(fake_settings, fake_retriever, "第四十五条是什么内容")
+    assert result.articles[0].article == 45 and result.articles[0].role == "evidence"
+    assert follow_ups_of(result) == [(18, f"{PIPL}#第四十五条", 1), (35, f"{PIPL}#第四十五条", 1)]
+    assert {18, 35}.isdisjoint(a.article for a in result.evidence)
+
+
+def test_follow_ups_come_from_each_of_the_best_three_evidence_articles(fake_settings, fake_retriever):
+    # evidence 38, 35, 37 (then 70, 12): 第三十八条 "依照本法第四十条" → 40; 第三十五条 "有本法第十八条第一款" → 18;
+    # 第三十七条 names no article
+    result = retrieve(fake_settings, fake_retriever, "第三十八条是什么内容")
+    assert [a.article for a in result.evidence] == [38, 35, 37, 70, 12]
+    assert follow_ups_of(result) == [(40, f"{PIPL}#第三十八条", 1), (18, f"{PIPL}#第三十五条", 1)]
 
 
 def test_follow_up_is_off_with_the_loop(fake_settings, fake_retriever):

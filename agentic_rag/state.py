@@ -14,9 +14,13 @@ from .retrieval.types import Article, Retrieval
 
 T = TypeVar("T")
 
-Path = Literal["pass", "web", "none", "rejected", "error", "degraded", "chitchat", "out_of_kb"]
+Path = Literal["pass", "hedged", "web", "none", "rejected", "error", "degraded", "chitchat", "out_of_kb", "clarify"]
 RouteKind = Literal["kb", "chitchat", "out_of_kb", "multi"]
 Verdict = Literal["pass", "fail", "unreadable", "model_error"]
+# CRAG's three actions: answer (correct), answer hedged from the best articles (ambiguous), search the web or say the
+# knowledge base does not cover it (incorrect).
+Action = Literal["correct", "ambiguous", "incorrect"]
+Label = Literal["可以", "不可以", "需要", "不需要", "视情况", "说明"]
 DIMENSIONS = ("relevance", "completeness", "accuracy", "coverage")
 DIMENSION_CN = {"relevance": "相关性", "completeness": "完整性", "accuracy": "准确性", "coverage": "覆盖面"}
 
@@ -68,11 +72,17 @@ class Quality(BaseModel):
     missing: str = ""  # what the grader says is missing: the next attempt's rewrite uses it
     relevant: list[str] = Field(default_factory=list)  # ids of the articles judged relevant
     article_relevance: dict[str, float] = Field(default_factory=dict)  # calibrated P(relevant) per article id
+    action: Action | None = None  # None: a grade made before the three actions existed
+
+    @property
+    def act(self) -> Action:
+        return self.action or ("correct" if self.passed else "incorrect")
 
     def summary(self) -> str:
         dims = "，".join(f"{DIMENSION_CN[d]} {self.scores.get(d, 0):g}" for d in DIMENSIONS)
         why = f"（{self.error}）" if self.error else ""
-        return f"质量评估：{dims}；总分 {self.total:g}/40，阈值 {self.threshold} → {self.verdict.upper()}{why}"
+        act = "（未达阈值，但有较相关的条文：给出初步判断）" if self.action == "ambiguous" else ""
+        return f"质量评估：{dims}；总分 {self.total:g}/40，阈值 {self.threshold} → {self.verdict.upper()}{act}{why}"
 
 
 class Attempt(BaseModel):
@@ -125,6 +135,33 @@ class Citations(BaseModel):
         return not self.invalid and not self.external_invalid
 
 
+class Sentence(BaseModel):
+    """A sentence the model wrote, and whether the support check let it through."""
+
+    text: str
+    support: float | None = None  # P(supported by the given articles), when scored
+    kept: bool = True
+    why: str = ""  # why it was dropped
+
+
+class Ask(BaseModel):
+    """One thing the user asked (the question, or one sub-question) and how the answer concludes it."""
+
+    question: str
+    label: Label
+    rule: str = ""  # which decision rule gave the label (stages/answer/conclusion.py)
+    article: str = ""  # id of the governing article whose clause decides it
+    clause: str = ""  # that clause, as the statute words it
+
+
+class Answer(BaseModel):
+    """What the answer stage concluded and what the model wrote (the text the user reads is FINAL_ANSWER)."""
+
+    action: Action
+    asks: list[Ask] = Field(default_factory=list)
+    sentences: list[Sentence] = Field(default_factory=list)
+
+
 class Slot(Generic[T]):
     """One state key and its type: `get` validates what a reader gets, `delta` serialises what a writer puts."""
 
@@ -154,6 +191,7 @@ ATTEMPTS: Slot[list[Attempt]] = Slot("attempts", list[Attempt])
 WEB: Slot[WebOutcome] = Slot("web_search", WebOutcome)
 PATH: Slot[Path] = Slot("path", Path)
 CITATIONS: Slot[Citations] = Slot("citations", Citations)
+ANSWER: Slot[Answer] = Slot("answer", Answer)
 FINAL_ANSWER: Slot[str] = Slot("final_answer", str)
 TIMINGS: Slot[dict[str, float]] = Slot("timings", dict[str, float])
 LLM_CALLS: Slot[int] = Slot("llm_calls", int)
@@ -164,7 +202,7 @@ RAW: Slot[dict[str, str]] = Slot("raw_outputs", dict[str, str])
 
 # Written per question; cleared when the next question of the session starts.
 PER_QUESTION: tuple[Slot, ...] = (ROUTE, REWRITE, PLAN, RETRIEVAL, QUALITY, QUALITY_SCORE, QUALITY_PASSED, ATTEMPTS,
-                                  WEB, PATH, CITATIONS, FINAL_ANSWER, TIMINGS, LLM_CALLS, LLM_USAGE, ERRORS, RAW)
+                                  WEB, PATH, CITATIONS, ANSWER, FINAL_ANSWER, TIMINGS, LLM_CALLS, LLM_USAGE, ERRORS, RAW)
 
 
 def kb_label(state: Any) -> str:
@@ -181,7 +219,10 @@ def merge(*deltas: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
+    "Answer",
     "Article",
+    "Ask",
+    "Sentence",
     "Attempt",
     "Citations",
     "Plan",

@@ -3,7 +3,8 @@
     question → RouterAgent ─ chitchat / out_of_kb ──────────────────────────────────────────┐
                   └ kb / multi → QueryRewriterAgent → [ RetrievalAgent → QualityEvaluatorAgent ] × attempts
                                    (retry policy: switch matcher, rewrite from what is missing; best kept)
-             → branch: PASS → answer · FAIL (judged) → WebSearchAgent → answer · model failure → degraded
+             → branch (CRAG): correct → answer · ambiguous → hedged answer · incorrect → WebSearchAgent → answer
+               or "not in the knowledge base" · model failure → degraded
              → AnswerGeneratorAgent (every final text; citations checked before they are shown)
 
 Each stage owns its prompt, parsing, fallback and typed output (`state`); the time and LLM calls of a question are
@@ -116,7 +117,8 @@ class ConditionalWorkflowAgent(BaseAgent):
             grader=llm(GradeStage, "QualityEvaluatorAgent", "evaluator", "质量评估：相关性 完整性 准确性 覆盖面"),
             web=WebStage(name="WebSearchAgent", description="网络检索补充（SerpAPI / Tavily / 博查）",
                          settings=settings),
-            answerer=llm(AnswerStage, "AnswerGeneratorAgent", "answer", "生成带条文引用的法律咨询意见"))
+            answerer=llm(AnswerStage, "AnswerGeneratorAgent", "answer", "生成带条文引用的法律咨询意见",
+                         retriever_factory=factory))
         super().__init__(name=name, description=description, sub_agents=list(stages.values()), **stages)
         self._settings = settings
 
@@ -195,11 +197,13 @@ class ConditionalWorkflowAgent(BaseAgent):
         if route.kind == "out_of_kb":
             return "web" if web else "out_of_kb"
         quality = QUALITY.get(state)
-        if quality.passed:
-            return "pass" if question_run(ctx, self._settings).budget.remaining() > 0 else "degraded"
         if quality.verdict == "model_error":
             return "degraded" if RETRIEVAL.get(state).articles else "error"
-        return "web"
+        if quality.act == "incorrect":
+            return "web"
+        if question_run(ctx, self._settings).budget.remaining() <= 0:
+            return "degraded"
+        return "pass" if quality.act == "correct" else "hedged"
 
     # ------------------------------------------------------------------ plumbing
     async def _stage(self, stage: Stage, ctx: InvocationContext) -> AsyncGenerator[Event, None]:

@@ -117,14 +117,19 @@ def test_the_agent_answers_and_cites_by_law_and_article_over_several_laws(multil
     from tests.fakes.adk import run_agent
     from tests.fakes.fake_llm import FakeLlm, install
 
-    grade = json.dumps(dict.fromkeys(("relevance", "completeness", "accuracy", "coverage"), 9))
-    install({"evaluator": grade, "answer": "依据《劳动合同法》第十九条，试用期最长六个月；另见《劳动合同法》第二百条。"})
+    grade = json.dumps({**dict.fromkeys(("relevance", "completeness", "accuracy", "coverage"), 9),
+                        "relevant": ["《劳动合同法》第十九条"]})
+    install({"evaluator": grade, "answer": "视情况，依据《劳动合同法》第十九条看合同期限；另见《劳动合同法》第二百条。"})
     agent = ConditionalWorkflowAgent(settings=fake_settings, retriever_factory=lambda: multilaw)
-    state, _ = run_agent(agent, "劳动合同法第十九条是什么？")
-    assert ROUTE.get(state).kind == "kb" and KB_LAW.get(state) is None and len(KB_LAWS.get(state)) == 6
-    assert PATH.get(state) == "pass" and CITATIONS.get(state).valid_keys == [[LABOUR, 19]]
-    assert CITATIONS.get(state).invalid_keys == [[LABOUR, 200]]
-    assert "另见" not in FINAL_ANSWER.get(state) and "第二百条" in FINAL_ANSWER.get(state).split("核对说明")[1]
+    lookup, _ = run_agent(agent, "劳动合同法第十九条是什么？")  # a pure lookup: the article itself, no model call
+    assert ROUTE.get(lookup).kind == "kb" and KB_LAW.get(lookup) is None and len(KB_LAWS.get(lookup)) == 6
+    assert PATH.get(lookup) == "pass" and CITATIONS.get(lookup).listed == [[LABOUR, 19]]
+    assert FINAL_ANSWER.get(lookup).startswith("**《中华人民共和国劳动合同法》第十九条**：") and FakeLlm.calls == []
+    state, _ = run_agent(agent, "劳动合同法第十九条说的试用期最长能约定多久？")
+    assert PATH.get(state) == "pass" and CITATIONS.get(state).listed[0] == [LABOUR, 19]
+    assert CITATIONS.get(state).invalid_keys == [[LABOUR, 200]]  # the sentence citing it was dropped, and recorded
+    assert "第二百条" not in FINAL_ANSWER.get(state) and "已删去" in FINAL_ANSWER.get(state)
+    assert "《中华人民共和国劳动合同法》第十九条规定：“" in FINAL_ANSWER.get(state)
     prompt = FakeLlm.calls[-1][1]
     assert "【《中华人民共和国劳动合同法》第十九条】" in prompt  # several laws: every article is named with its law
 

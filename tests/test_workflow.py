@@ -37,8 +37,7 @@ REWRITE_JSON = json.dumps({"main_query": "向他人提供个人信息是否需�
 GOOD = json.dumps({"relevance": 9, "relevance_reason": "直接相关", "completeness": 8, "accuracy": 9, "coverage": 8,
                    "relevant": ["第十条"]}, ensure_ascii=False)
 BAD = json.dumps({"relevance": 3, "completeness": 2, "accuracy": 4, "coverage": 2, "missing": "缺少关于出售的规定"})
-ANSWER = ("# 法律咨询意见\n## 问题分析\n公司出售手机号属于向他人提供个人信息。\n## 相关法条\n第十条。\n"
-          "## 法律解释\n……\n## 建议措施\n……\n**免责声明：**本咨询基于现有法律条文。")
+ANSWER = "不可以，公司不能把您的手机号卖给别人。"
 QUESTION = "公司把我的手机号卖给别人合法吗？"
 NOT_COVERED = "找到足够准确的法律条文"
 
@@ -74,12 +73,11 @@ def test_pass_path_answers_from_local_articles(settings, factory):
     assert REWRITE.get(state).main_query == "向他人提供个人信息是否需要同意"
     assert 10 in numbers(state)
     answer = FINAL_ANSWER.get(state)
-    assert answer.startswith("# 法律咨询意见\n\n## 相关法条\n\n**") and answer.count("# 法律咨询意见") == 1
-    article_10 = next(a for a in RETRIEVAL.get(state).articles if a.article == 10)
-    assert article_10.text in answer and "**免责声明**：" in answer  # the article verbatim, then the model's text
-    assert answer.index(article_10.text) < answer.index("## 问题分析")
+    # the conclusion first (the label decided in code, then the model's checked sentence), then 第十条's own words
+    assert answer.startswith("**结论**：不可以。公司不能把您的手机号卖给别人。\n\n**依据**：第十条规定：“")
+    assert "不得非法买卖、提供或者公开他人个人信息" in answer and "以上依据" in answer
     citations = CITATIONS.get(state)
-    assert citations.valid == [10] and not citations.invalid
+    assert citations.listed == [["中华人民共和国个人信息保护法", 10]] and not citations.invalid
     assert LLM_CALLS.get(state) == 3 and roles() == ["rewriter", "evaluator", "answer"]
     assert set(TIMINGS.get(state)) >= {"route", "rewrite", "retrieve", "grade", "answer", "total"}
     assert [a.stop for a in ATTEMPTS.get(state)] == ["passed"]
@@ -111,12 +109,12 @@ def test_raw_json_of_the_rewriter_and_grader_is_kept_in_state_not_shown(settings
 
 
 def test_invented_citation_is_removed_and_recorded(settings, factory):
-    install({"rewriter": REWRITE_JSON, "evaluator": GOOD, "answer": ANSWER + "\n另见第九十九条。"})
+    install({"rewriter": REWRITE_JSON, "evaluator": GOOD, "answer": "不可以，依照第九十九条公司不能卖您的手机号。"})
     state, _ = run(settings, factory)
     assert CITATIONS.get(state).invalid == [99]
     answer = FINAL_ANSWER.get(state)
     body, note = answer.split("核对说明")
-    assert "第九十九条" not in body and "另见" not in body and "第九十九条" in note  # the bare sentence is dropped
+    assert "九十九" not in answer and body.startswith("**结论**：不可以。\n\n**依据**：") and "已删去" in note
 
 
 def test_fail_goes_to_web_and_fuses_with_fenced_web_text(settings, factory):
@@ -181,14 +179,15 @@ def test_unreadable_or_out_of_range_grades_never_pass(settings, factory, grade, 
     assert PATH.get(state) == "none" and any(why in e for e in ERRORS.get(state))
 
 
-def test_exact_article_question_skips_rewriter_and_grader(settings, factory):
+def test_exact_article_question_skips_rewriter_grader_and_answer_model(settings, factory):
     install({"rewriter": AssertionError("no rewrite of a lookup"), "evaluator": AssertionError("no grading"),
-             "answer": "第五十七条规定……"})
+             "answer": AssertionError("the article itself is the answer")})
     state, _ = run(settings, factory, "第五十七条是什么内容？")
     assert RETRIEVAL.get(state).articles[0].article == 57 and REWRITE.get(state).source == "skipped"
     assert QUALITY.get(state).source == "rule:exact_lookup" and PATH.get(state) == "pass"
-    assert CITATIONS.get(state).valid == [57] and roles() == ["answer"]
-    assert "【第五十七条】" in FakeLlm.calls[-1][1] and FakeLlm.calls[-1][1].count("【第") == 1
+    article_57 = RETRIEVAL.get(state).articles[0]
+    assert FINAL_ANSWER.get(state).startswith(f"**第五十七条**：{article_57.text}") and roles() == []
+    assert CITATIONS.get(state).listed == [["中华人民共和国个人信息保护法", 57]] and LLM_CALLS.get(state) == 0
 
 
 class EmptyRetriever:
@@ -252,16 +251,15 @@ def test_grader_outage_is_told_as_an_outage_with_the_articles_and_no_web_search(
     assert [a.stop for a in ATTEMPTS.get(state)] == ["model_error"]
 
 
-def test_answer_outage_degrades_to_the_retrieved_articles(settings, factory):
+def test_answer_outage_keeps_the_codes_conclusion_and_says_the_model_failed(settings, factory):
     install({"rewriter": TimeoutError("model timed out"), "evaluator": GOOD,
              "answer": ConnectionError("provider down")})
     state, _ = run(settings, factory)
     assert REWRITE.get(state).fallback and "超时" in REWRITE.get(state).error
     assert PATH.get(state) == "degraded"
     answer = FINAL_ANSWER.get(state)
-    assert "答案生成模型服务暂不可用" in answer and NOT_COVERED not in answer
-    assert all(a.title in answer for a in RETRIEVAL.get(state).evidence)
-    assert set(CITATIONS.get(state).valid) <= numbers(state)
+    assert answer.startswith("**结论**：") and "\n\n**依据**：" in answer and NOT_COVERED not in answer
+    assert "答案生成模型服务暂不可用" in answer.split("> 说明：")[1]  # the code's conclusion stands; the outage is said
     assert any("暂不可用" in e for e in ERRORS.get(state))
 
 

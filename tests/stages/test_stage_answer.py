@@ -1,9 +1,12 @@
-"""AnswerStage: each path's final text, citations checked, only checked sentences streamed, outages told."""
+"""AnswerStage: the conclusion first (decided in code), the deciding clause verbatim, the model's one sentence shown
+only once checked, hedged answers, outages told, fixed replies without a model call."""
 from __future__ import annotations
 
+from agentic_rag.legal.numerals import article_cn
 from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.answer.agent import AnswerStage
 from agentic_rag.state import (
+    ANSWER,
     CITATIONS,
     FINAL_ANSWER,
     KB_LAW,
@@ -20,61 +23,138 @@ from agentic_rag.state import (
     WebResult,
 )
 from tests.fakes.adk import run_agent
-from tests.fakes.mock_model import MockModel
+from tests.fakes.mock_model import MockModel, MockScoringModel
 
 PIPL = "中华人民共和国个人信息保护法"
+TEXT = {10: "任何组织、个人不得非法收集、使用、加工、传输他人个人信息，不得非法买卖、提供或者公开他人个人信息。",
+        23: "个人信息处理者向其他个人信息处理者提供其处理的个人信息的，应当向个人告知接收方的名称或者姓名、联系方式，"
+            "并取得个人的单独同意。",
+        65: "任何组织、个人有权对违法个人信息处理活动向履行个人信息保护职责的部门进行投诉、举报。"}
 
 
-def state(path, **extra):
-    arts = [Article(id=f"{PIPL}#{n}", title=f"《{PIPL}》第{n}条", law=PIPL, article=n, article_cn=f"第{n}条",
-                    text=f"第{n}条的正文。") for n in (10, 23)]
-    base = {USER_QUERY.key: "卖手机号合法吗？", **KB_LAW.delta(PIPL), **KB_LAWS.delta([PIPL]), **PATH.delta(path),
-            **RETRIEVAL.delta(Retrieval(query="q", query_type="semantic", matcher="ensemble", articles=arts))}
+def article(n: int) -> Article:
+    return Article(id=f"{PIPL}#{n}", title=f"《{PIPL}》{article_cn(n)}", law=PIPL, article=n, article_cn=article_cn(n),
+                   text=TEXT[n])
+
+
+def quality(relevant, passed=True, action=None):
+    return Quality(scores={}, total=36 if passed else 26, threshold=32, passed=passed,
+                   verdict="pass" if passed else "fail", source="calibrated", relevant=[f"{PIPL}#{n}" for n in relevant],
+                   article_relevance={f"{PIPL}#{n}": 0.9 - 0.1 * i for i, n in enumerate(relevant)}, action=action)
+
+
+def state(path, question="网站能把我的浏览记录卖给广告商吗？", numbers=(10, 23, 65), relevant=(10,), **extra):
+    base = {USER_QUERY.key: question, **KB_LAW.delta(PIPL), **KB_LAWS.delta([PIPL]), **PATH.delta(path),
+            **RETRIEVAL.delta(Retrieval(query=question, query_type="semantic", matcher="ensemble",
+                                        articles=[article(n) for n in numbers])),
+            **QUALITY.delta(quality(relevant))}
     return base | extra
 
 
-def answer(fake_settings, *replies, streaming=False, **kw):
-    stage = AnswerStage(name="AnswerGeneratorAgent", settings=fake_settings, model=MockModel.create(*replies))
-    final, events = run_agent(stage, state=state(**kw) if kw else None, streaming=streaming)
+def answer(fake_settings, *replies, streaming=False, model=None, **kw):
+    stage = AnswerStage(name="AnswerGeneratorAgent", settings=fake_settings, model=model or MockModel.create(*replies))
+    final, events = run_agent(stage, state=state(**kw), streaming=streaming)
     return stage, final, events
 
 
-def test_pass_answer_is_checked_and_streamed_sentence_by_sentence(fake_settings):
-    text = "依据第十条，不得出售。另见第九十九条！**适用条件：**须同意。"
-    stage, final, events = answer(fake_settings, text, streaming=True, path="pass")
-    partial = [e.content.parts[0].text for e in events if e.partial]
-    assert len(partial) >= 2 and "九十九" not in "".join(partial)
-    assert CITATIONS.get(final).invalid == [99] and PATH.get(final) == "pass"
-    assert FINAL_ANSWER.get(final).startswith("".join(partial))
-    assert "**适用条件**：" in FINAL_ANSWER.get(final) and "核对说明" in FINAL_ANSWER.get(final)
-    assert stage._model.requests[0].config.system_instruction.startswith("你是中文法律咨询系统")
+def test_the_conclusion_comes_first_then_the_deciding_clause_verbatim(fake_settings):
+    stage, final, _ = answer(fake_settings, "不可以，网站不能把您的浏览记录卖给广告商。", path="pass")
+    text = FINAL_ANSWER.get(final)
+    assert text.startswith("**结论**：不可以。网站不能把您的浏览记录卖给广告商。\n\n**依据**：第十条规定：“任何组织")
+    assert "不得非法买卖、提供或者公开他人个人信息" in text and text.count("不可以") == 1  # the label is not said twice
+    recorded = ANSWER.get(final)
+    assert recorded.asks[0].label == "不可以" and recorded.asks[0].article == f"{PIPL}#10"
+    assert recorded.sentences[0].kept and CITATIONS.get(final).listed == [[PIPL, 10]]
+    # the model saw only the article judged relevant, and was told the decided label
+    prompt = stage._model.prompts[0]
+    assert "【第十条】" in prompt and "【第二十三条】" not in prompt and "结论已经确定为“不可以”" in prompt
 
 
-def test_the_articles_come_first_verbatim_and_a_repeated_heading_is_not_shown_twice(fake_settings):
-    text = "# 法律咨询意见\n## 问题分析\n依据第十条，不得出售。"
-    _, final, events = answer(fake_settings, text, streaming=True, path="pass")
+def test_a_sentence_the_articles_do_not_support_is_dropped_and_said(fake_settings):
+    invented = "不可以，但是用户注册满三年后网站可以自由出售。"  # a number the article does not have
+    _, final, _ = answer(fake_settings, invented, path="pass")
+    text = FINAL_ANSWER.get(final)
+    assert "三年" not in text and text.startswith("**结论**：不可以。\n\n**依据**：") and "已删去" in text
+    sentence = ANSWER.get(final).sentences[0]
+    assert not sentence.kept and sentence.why == "数字不见于条文"
+
+
+def test_a_sentence_against_the_decided_conclusion_is_dropped(fake_settings):
+    _, final, _ = answer(fake_settings, "可以，网站可以把浏览记录提供给广告商。", path="pass")
+    assert ANSWER.get(final).sentences[0].why == "与结论相反" and "网站可以把" not in FINAL_ANSWER.get(final)
+
+
+def test_the_support_logit_is_read_on_the_same_prefix_and_can_veto(fake_settings):
+    model = MockScoringModel.create("不可以，网站不能出售他人个人信息。")
+    model.diffs = [-12.0]
+    _, final, _ = answer(fake_settings, model=model, path="pass")
+    prefix, tails = model.scored[0]
+    assert model.prompts[0].startswith(prefix) and "网站不能出售他人个人信息" in tails[0]
+    sentence = ANSWER.get(final).sentences[0]
+    assert sentence.support is not None
+    # the shipped weights decide; whatever they are, a kept sentence is shown and a dropped one is not
+    assert (sentence.text in FINAL_ANSWER.get(final)) == sentence.kept
+
+
+def test_streaming_shows_the_conclusion_label_before_the_model_has_written(fake_settings):
+    _, final, events = answer(fake_settings, "不可以，网站不能把您的浏览记录卖给广告商。", streaming=True, path="pass")
     partial = [e.content.parts[0].text for e in events if e.partial]
-    assert partial[0].startswith("# 法律咨询意见\n\n## 相关法条\n\n**") and "第10条的正文" in partial[0]
-    assert "".join(partial).count("法律咨询意见") == 1 and FINAL_ANSWER.get(final).count("法律咨询意见") == 1
-    assert FINAL_ANSWER.get(final).startswith("".join(partial))
+    assert partial[0] == "**结论**：不可以。" and FINAL_ANSWER.get(final) == "".join(partial)
+
+
+def test_an_unverified_citation_in_the_sentence_drops_it(fake_settings):
+    _, final, _ = answer(fake_settings, "不可以，依照第九十九条网站不能出售。", path="pass")
+    assert "九十九" not in FINAL_ANSWER.get(final) and not ANSWER.get(final).sentences[0].kept
+
+
+def test_remedies_are_quoted_only_where_a_given_article_says_so(fake_settings):
+    _, with_65, _ = answer(fake_settings, "不可以。", path="pass", **QUALITY.delta(quality((10, 65))))
+    assert "**您可以**：第六十五条规定：“任何组织、个人有权对违法个人信息处理活动" in FINAL_ANSWER.get(with_65)
+    _, without, _ = answer(fake_settings, "不可以。", path="pass")
+    assert "**您可以**" not in FINAL_ANSWER.get(without)
+
+
+def test_conditions_and_exceptions_of_the_governing_article_are_listed(fake_settings):
+    TEXT[16] = "个人信息处理者不得以个人不同意处理其个人信息为由，拒绝提供产品或者服务；处理个人信息属于提供产品或者服务所必需的除外。"
+    _, final, _ = answer(fake_settings, "不可以，App不能因为您不授权就不让您用。", path="pass",
+                         question="App不给通讯录权限就不让用，这合法吗？", numbers=(16,), relevant=(16,))
+    text = FINAL_ANSWER.get(final)
+    assert text.startswith("**结论**：不可以。") and "所必需的除外" in text
+
+
+def test_a_hedged_answer_says_it_is_unsure_and_what_would_decide_it(fake_settings):
+    extra = QUALITY.delta(quality((23,), passed=False, action="ambiguous"))
+    stage, final, _ = answer(fake_settings, AssertionError("no call"), path="hedged", **extra)
+    text = FINAL_ANSWER.get(final)
+    assert PATH.get(final) == "hedged" and text.startswith("**初步判断**：视情况") and "第二十三条规定" in text
+    assert "**取决于**" in text and stage._model.requests == [] and ANSWER.get(final).action == "ambiguous"
+
+
+def test_a_multi_intent_question_gets_one_conclusion_per_ask(fake_settings):
+    route = Route(kind="multi", sub_questions=["网站能卖我的浏览记录吗？", "我可以向哪里投诉？"])
+    _, final, _ = answer(fake_settings, "1. 不可以，网站不能出售。\n2. 您可以向有关部门投诉、举报。", path="pass",
+                         relevant=(10, 65), **ROUTE.delta(route))
+    text = FINAL_ANSWER.get(final)
+    assert text.index("**问题1**") < text.index("**结论**：不可以。") < text.index("**问题2**") < text.index("**结论**：说明。")
+    assert [a.label for a in ANSWER.get(final).asks] == ["不可以", "说明"]
 
 
 def test_without_streaming_no_partial_events_are_sent(fake_settings):
-    _, _, events = answer(fake_settings, "依据第十条。", path="pass")
+    _, _, events = answer(fake_settings, "不可以。", path="pass")
     assert not any(e.partial for e in events)
 
 
-def test_answer_outage_gives_the_articles_verbatim_with_the_cause(fake_settings):
+def test_a_model_outage_still_gives_the_conclusion_and_the_clause(fake_settings):
     _, final, _ = answer(fake_settings, ConnectionError("down"), path="pass")
     text = FINAL_ANSWER.get(final)
-    assert PATH.get(final) == "degraded" and "暂不可用" in text and "第10条的正文" in text and "第23条的正文" in text
-    assert CITATIONS.get(final).invalid == []
+    assert PATH.get(final) == "degraded" and text.startswith("**结论**：不可以。\n\n**依据**：第十条规定")
+    assert "答案生成模型服务暂不可用" in text.split("> 说明：")[1]
 
 
 def test_degraded_path_names_the_graders_failure(fake_settings):
-    quality = Quality(scores={}, total=0, threshold=32, passed=False, verdict="model_error", source="error",
-                      error="质量评估模型服务响应超时")
-    stage, final, _ = answer(fake_settings, AssertionError("no call"), path="degraded", **QUALITY.delta(quality))
+    failed = Quality(scores={}, total=0, threshold=32, passed=False, verdict="model_error", source="error",
+                     error="质量评估模型服务响应超时")
+    stage, final, _ = answer(fake_settings, AssertionError("no call"), path="degraded", **QUALITY.delta(failed))
     assert "质量评估模型服务响应超时" in FINAL_ANSWER.get(final) and stage._model.requests == []
 
 
@@ -84,7 +164,7 @@ def test_web_answer_prompt_fences_the_results(fake_settings):
     stage, final, _ = answer(fake_settings, "依据第十条，参见 [W1]。", path="web", **WEB.delta(web))
     prompt = stage._model.prompts[0]
     assert prompt.index("检索到的法条") < prompt.index("<<<网络资料开始") < prompt.index("【任务】")
-    assert PATH.get(final) == "web"
+    assert PATH.get(final) == "web" and "网络公开资料" in FINAL_ANSWER.get(final)
 
 
 def test_fixed_replies_make_no_llm_call(fake_settings):
@@ -92,16 +172,4 @@ def test_fixed_replies_make_no_llm_call(fake_settings):
         extra = ROUTE.delta(Route(kind="out_of_kb", topic="交通事故")) if path == "out_of_kb" else {}
         stage, final, _ = answer(fake_settings, AssertionError("no call"), path=path, **extra)
         assert expected in FINAL_ANSWER.get(final) and stage._model.requests == []
-        # the greeting's example 第十条 and the nearest articles a "none" reply names are pointers, not citations
         assert CITATIONS.get(final).cited == [] and CITATIONS.get(final).invalid == []
-
-
-def test_the_answer_is_given_only_the_articles_judged_relevant(fake_settings):
-    quality = Quality(scores={}, total=36, threshold=32, passed=True, verdict="pass", source="calibrated",
-                      relevant=[f"{PIPL}#23"])
-    stage, final, _ = answer(fake_settings, "依据第二十三条……另见第十条。", path="pass", **QUALITY.delta(quality))
-    prompt = stage._model.prompts[0]
-    assert prompt.startswith("用户问题：卖手机号合法吗？\n\n检索到的法条：\n【第23条】") and "【第10条】" not in prompt
-    citations = CITATIONS.get(final)
-    assert citations.valid == [23] and citations.irrelevant == [10] and citations.invalid == [10]
-    assert "另见〔未核实的条文〕" in FINAL_ANSWER.get(final) and "**免责声明**：" in FINAL_ANSWER.get(final)

@@ -1,22 +1,31 @@
 """AnswerStage: every final answer the user reads, chosen by the path the workflow took.
 
-* pass / web — the LLM answers from the articles (and, on the web path, the fenced web results); its citations
-  are checked in code sentence by sentence, and with streaming on only checked sentences are shown;
+* pass — the conclusion first, decided in code from the deciding clause (`conclusion`), then that clause verbatim,
+  the article's conditions and exceptions, and what the user can do where an article says so (`form`); the model
+  writes one sentence per ask, which is shown only after its citations and its support are checked (`support`);
+* hedged — the gate was unsure (CRAG's ambiguous action): the most likely rule, verbatim, and what would decide it;
+* web — the model answers from the local articles and the fenced web results; every sentence checked;
 * degraded — the model failed (or the time is up): the retrieved articles verbatim, with the cause said plainly;
 * none — the grader judged the articles insufficient and the web gave nothing: the standard reply;
 * chitchat / out_of_kb — what the assistant covers, with no retrieval; error — what failed and what was found.
 """
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+import asyncio
+import re
+from collections.abc import AsyncGenerator, Callable
 from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
+from pydantic import PrivateAttr
 
-from ...llm.call import CAUSE_TEXT, ModelFailure
+from ...llm.call import CAUSE_TEXT, ModelFailure, score
+from ...llm.scoring import ScoringUnsupported
+from ...retrieval.retriever import LocalRetriever
 from ...safety.fence import RULE, web_block
 from ...state import (
+    ANSWER,
     CITATIONS,
     FINAL_ANSWER,
     KB_LAW,
@@ -27,68 +36,61 @@ from ...state import (
     ROUTE,
     USER_QUERY,
     WEB,
+    Answer,
+    Ask,
     Citations,
+    Sentence,
     kb_label,
     merge,
 )
-from ..base import LlmStage
+from ..base import SYSTEM, LlmStage
 from ..evidence import prompt_articles, shared_prefix
-from . import prompt
+from . import form, prompt
 from .citations import Evidence, check, note
-from .stream import VerifiedStream, drop_heading, tidy
+from .conclusion import decide
+from .deciding import Embed, is_remedy, rank_clauses
+from .stream import VerifiedStream, tidy
+from .support import judge_sentence
+
+SENTENCE_TOKENS = 120  # one sentence of ≤ 60 characters per ask, with room to spare
+SUPPORT_TAIL = "【任务】核对：下面这句话能否由上面的法条直接得出？只回答“是”或“否”。\n句子：{sentence}"
+_LINE_NUMBER = re.compile(r"^\s*\d+[.、．)]\s*")
 
 
 def evidence_of(state) -> Evidence:
-    """What the answer is given: the articles the grader judged relevant (all of them when it judged none, e.g.
-    a failed grade), the looked-up ones alone for a pure lookup, and the web text on the web path. The rest are
-    withheld: a small model cites whatever it is shown, whatever it is told."""
+    """What the answer is given: the articles the grader judged relevant, best first (all of them when it judged
+    none, e.g. a failed grade), the looked-up ones alone for a pure lookup, and the web text on the web path. The
+    rest are withheld: a small model cites whatever it is shown, whatever it is told."""
     retrieval = RETRIEVAL.get(state)
     articles = prompt_articles(retrieval.articles) if retrieval else []
     quality = QUALITY.get(state)
     if quality is not None and quality.source == "rule:exact_lookup":
         given = [a for a in articles if a.pinned] or articles
     else:
+        p = quality.article_relevance if quality else {}
         relevant = set(quality.relevant) if quality else set()
-        given = [a for a in articles if a.id in relevant] or articles
+        given = sorted((a for a in articles if a.id in relevant), key=lambda a: -p.get(a.id, 0.0)) or articles
+        given = [a.model_copy(update={"relevance": p.get(a.id)}) for a in given]
     web = WEB.get(state)
     web_text = "\n".join(f"{r.title} {r.snippet}" for r in web.results) if web and web.ok else ""
     laws = KB_LAWS.get(state) or sorted({a.law for a in articles})
     return Evidence(articles=given, kb_laws=laws, web_text=web_text,
-                    withheld=[a for a in articles if a not in given])
+                    withheld=[a for a in articles if a.id not in {g.id for g in given}])
 
 
-def sub_questions_text(state) -> str:
+def asks_of(state) -> list[str]:
     route = ROUTE.get(state)
     subs = route.sub_questions if route else []
-    return prompt.SUB_QUESTIONS.format(items="\n".join(f"{i}. {q}" for i, q in enumerate(subs, 1))) \
-        if len(subs) > 1 else ""
-
-
-def answer_prompt(state, ev: Evidence) -> str:
-    """The question and the given articles, in the grader's order (so the grader's evaluated prompt is reused up
-    to the first withheld article), then web results, then the task."""
-    prefix = shared_prefix(USER_QUERY.get(state, ""), ev.articles, KB_LAW.get(state) is not None)
-    task = dict(sub_questions=sub_questions_text(state))
-    web = WEB.get(state)
-    if PATH.get(state) == "web" and web is not None:
-        return prefix + prompt.WEB.format(**task, web=web_block(web.results, 10_000), rule=RULE)
-    return prefix + prompt.LOCAL.format(**task, law=kb_label(state))
-
-
-def disclaimer(state) -> str:
-    text = prompt.DISCLAIMER_WEB if PATH.get(state) == "web" else prompt.DISCLAIMER_LOCAL
-    return prompt.DISCLAIMER.format(text=text)
+    return subs if len(subs) > 1 else [USER_QUERY.get(state, "")]
 
 
 def articles_text(ev: Evidence) -> str:
-    """The given articles' own text, as the index holds it."""
     return "\n\n".join(f"**{a.title}**{'（被引用的条文）' if a.role == 'follow_up' else ''}：{a.text}"
                        for a in ev.articles)
 
 
 def articles_verbatim(ev: Evidence, cause: str) -> str:
-    return (prompt.DEGRADED.format(cause=cause) + "\n\n" + articles_text(ev) +
-            prompt.DISCLAIMER.format(text=prompt.DISCLAIMER_LOCAL))
+    return prompt.DEGRADED.format(cause=cause) + "\n\n" + articles_text(ev) + prompt.DISCLAIMER
 
 
 def not_found(state) -> str:
@@ -105,11 +107,9 @@ def not_found(state) -> str:
 
 def fixed_reply(state, path: str) -> str:
     if path == "chitchat":
-        law = kb_label(state)
-        return prompt.CHITCHAT.format(law=law)
+        return prompt.CHITCHAT.format(law=kb_label(state))
     if path == "out_of_kb":
-        route = ROUTE.get(state)
-        web = WEB.get(state)
+        route, web = ROUTE.get(state), WEB.get(state)
         web_note = prompt.WEB_UNAVAILABLE.format(reason=web.message) if web and web.message else ""
         laws = "、".join(f"《{law}》" for law in (KB_LAWS.get(state) or [])) or kb_label(state)
         return prompt.OUT_OF_KB.format(topic=(route.topic if route else "") or "其他法律领域", laws=laws,
@@ -117,39 +117,204 @@ def fixed_reply(state, path: str) -> str:
     return not_found(state)
 
 
+def sentence_task(plans: list[form.AskPlan], one_law: bool) -> str:
+    if len(plans) == 1:
+        p = plans[0]
+        kind = "polar" if p.label in ("可以", "不可以", "需要", "不需要") else \
+            {"视情况": "depends"}.get(p.label) or ("howto" if p.rule == "howto" else "info")
+        return prompt.SENTENCE[kind].format(label=p.label, clause=form.clip(p.clause.full if p.clause else ""))
+    items = "\n".join(prompt.MULTI_ITEM.format(n=i + 1, question=p.question, label=p.label,
+                                               clause=form.clip(p.clause.full if p.clause else ""))
+                      for i, p in enumerate(plans))
+    return prompt.SENTENCES_MULTI.format(items=items)
+
+
+def split_lines(text: str, n: int) -> list[str]:
+    """The model's sentence per ask: one per line (numbering removed), the first sentence of each line."""
+    lines = [_LINE_NUMBER.sub("", line).strip() for line in text.strip().splitlines() if line.strip()]
+    if n == 1:
+        lines = [" ".join(lines)]
+    firsts = [re.split(r"(?<=[。！？!?])", line, maxsplit=1)[0].strip() for line in lines]
+    return (firsts + [""] * n)[:n]
+
+
 class AnswerStage(LlmStage):
     key: ClassVar[str] = "answer"
     role: str = "answer"
+    _factory: Callable[[], LocalRetriever] | None = PrivateAttr(default=None)
+    _clause_vectors: dict = PrivateAttr(default_factory=dict)
+    _rejected_refs: list = PrivateAttr(default_factory=list)
+
+    def __init__(self, *, retriever_factory: Callable[[], LocalRetriever] | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self._factory = retriever_factory
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
-        path = PATH.get(state)
-        ev = evidence_of(state)
-        if path in ("pass", "web"):
-            async for event in self._generate(ctx, ev, path):
+        path, ev = PATH.get(state), evidence_of(state)
+        quality = QUALITY.get(state)
+        if path == "pass" and quality is not None and quality.source == "rule:exact_lookup":
+            text = form.lookup(ev.articles, KB_LAW.get(state) is not None) + prompt.DISCLAIMER
+            yield self._final(ctx, text, self._listed(check(text, ev)[1], ev.articles), path,
+                              Answer(action="correct", asks=[Ask(question=USER_QUERY.get(state, ""), label="说明",
+                                                                 rule="lookup")]))
+        elif path in ("pass", "hedged"):
+            async for event in self._consult(ctx, ev, path):
                 yield event
-            return
-        if path == "degraded":
-            quality = QUALITY.get(state)
+        elif path == "web":
+            async for event in self._web(ctx, ev):
+                yield event
+        elif path == "degraded":
             text = articles_verbatim(ev, (quality.error if quality else None) or CAUSE_TEXT["unavailable"])
             yield self._final(ctx, text, check(text, ev)[1], path)
         else:  # fixed texts make no legal claim (the nearest articles they name are pointers): nothing to check
             yield self._final(ctx, fixed_reply(state, path), Citations(), path)
 
-    async def _generate(self, ctx: InvocationContext, ev: Evidence, path: str) -> AsyncGenerator[Event, None]:
-        """The heading and the articles' text at once (verbatim, nothing to generate), then the model's analysis,
-        streamed sentence by sentence once its citations are checked."""
-        request = self.request(answer_prompt(ctx.session.state, ev), json=False,
-                               max_tokens=self.settings.answer_max_tokens, temperature=0.1)
-        listing = prompt.HEADING + articles_text(ev) + "\n\n"
+    # ------------------------------------------------------------------ pass / hedged
+    async def _consult(self, ctx: InvocationContext, ev: Evidence, path: str) -> AsyncGenerator[Event, None]:
+        state = ctx.session.state
+        one_law = KB_LAW.get(state) is not None
+        plans = await asyncio.to_thread(self._plans, state, ev)
+        if path == "hedged":
+            yield self._final(ctx, self._hedged_text(plans, one_law, kb_label(state)),
+                              self._listed(Citations(), form.quoted_articles(plans)), path, self._answer("ambiguous",
+                                                                                                          plans, []))
+            return
+        pieces = form.segments(plans, one_law, ev.articles)
+        self._rejected_refs = []
+        streaming, shown = self.streaming(ctx), []
+        if streaming:
+            shown.append(self._text_before_sentences(pieces))
+            yield self.partial(ctx, shown[0])
+        failure = None
+        try:
+            sentences = await self._sentences(ctx, ev, plans, one_law)
+        except ModelFailure as e:  # the code's conclusion and clause stand; the outage is said, not hidden
+            self.run_of(ctx).errors.append(f"答案生成：{e.user_text}")
+            sentences, failure = [Sentence(text="", kept=False, why=e.user_text)], e.user_text
+        text, record = self._compose(pieces, plans, sentences, ev, one_law, kb_label(state))
+        if failure:
+            text += prompt.MODEL_DOWN.format(cause=f"答案生成{failure}")
+        if streaming and text.startswith(shown[0]) and len(text) > len(shown[0]):
+            yield self.partial(ctx, text[len(shown[0]):])
+        yield self._final(ctx, text, record, "degraded" if failure else path,
+                          self._answer("correct", plans, sentences))
+
+    def _plans(self, state, ev: Evidence) -> list[form.AskPlan]:
+        """Each ask's deciding clause (among the articles judged relevant) and the label it leads to."""
+        embed = self._embedder()
+        plans = []
+        for i, question in enumerate(asks_of(state)):
+            own = [a for a in ev.articles if a.sub_question in (None, i)] or ev.articles
+            ranked = rank_clauses(question, own, embed)
+            best = ranked[0] if ranked else None
+            decision = decide(question, best.clause if best else None)
+            plan = form.AskPlan(question=question, label=decision.label, rule=decision.rule,
+                                article=best.article if best else None, clause=best.clause if best else None)
+            second = next((r for r in ranked if best and r.article.id != best.article.id
+                           and not is_remedy(r.clause)), None)
+            if second is not None and (second.article.relevance or 0) >= 0.5 and len(asks_of(state)) == 1:
+                plan.extra = [(second.article, second.clause)]
+            plans.append(plan)
+        return plans
+
+    def _embedder(self) -> Embed | None:
+        """Cosine of the question to each clause with the knowledge base's embedder (clause vectors cached)."""
+        if self._factory is None:
+            return None
+        embedder = self._factory().embedder
+        cache = self._clause_vectors
+
+        def embed(question: str, texts: list[str]):
+            import numpy as np
+
+            missing = [t for t in dict.fromkeys(texts) if t not in cache]
+            if missing:
+                cache.update(zip(missing, embedder.encode_documents(missing)))
+            return np.stack([cache[t] for t in texts]) @ embedder.encode_queries([question])[0]
+
+        return embed
+
+    async def _sentences(self, ctx: InvocationContext, ev: Evidence, plans: list[form.AskPlan],
+                         one_law: bool) -> list[Sentence]:
+        """The model's sentence per ask, each checked; a dropped one leaves the code's conclusion alone."""
+        prefix = shared_prefix(USER_QUERY.get(ctx.session.state, ""), form.quoted_articles(plans) or ev.articles,
+                               one_law)
+        raw = await self.ask(ctx, prefix + sentence_task(plans, one_law), json=False, max_tokens=SENTENCE_TOKENS * len(
+            plans), temperature=0.1)
+        texts = split_lines(raw, len(plans))
+        logits = await self._support_logits(ctx, prefix, [t for t in texts if t])
+        sources = USER_QUERY.get(ctx.session.state, "") + "".join(a.text for a in ev.articles)
+        out = []
+        for text, plan in zip(texts, plans):
+            checked, record = check(text, ev)
+            self._rejected_refs.extend(record.invalid_keys)
+            if not text or record.invalid or record.external_invalid:
+                out.append(Sentence(text=text, kept=False, why="空" if not text else "引用了未提供的条文"))
+                continue
+            verdict = judge_sentence(checked, sources, plan.label, logits.get(text))
+            out.append(Sentence(text=checked, support=verdict.p, kept=verdict.kept, why=verdict.why))
+        return out
+
+    async def _support_logits(self, ctx: InvocationContext, prefix: str, texts: list[str]) -> dict[str, float]:
+        """logit(是) − logit(否) per sentence, from a model that can give it (on the prefix it just evaluated)."""
+        if not texts or self._settings.support_llm == "off":
+            return {}
+        try:
+            scored = await score(self._model, SYSTEM, prefix, [SUPPORT_TAIL.format(sentence=t) for t in texts],
+                                 role=self.role, budget=self.run_of(ctx).budget, timeout_s=self._settings.llm_timeout_s)
+        except (AttributeError, ScoringUnsupported, ModelFailure):
+            return {}
+        return dict(zip(texts, scored.diffs))
+
+    def _compose(self, pieces: list[str | int], plans: list[form.AskPlan], sentences: list[Sentence],
+                 ev: Evidence, one_law: bool, kb: str) -> tuple[str, Citations]:
+        kept = {i: s.text for i, s in enumerate(sentences) if s.kept}
+        text = "".join(p if isinstance(p, str) else self._strip_label(kept.get(p, ""), plans[p].label)
+                       for p in pieces)
+        text += prompt.FOOTER.format(basis=form.basis(plans, one_law, kb))
+        dropped = sum(1 for s in sentences if not s.kept and s.text)
+        if dropped:
+            text += prompt.DROPPED.format(n=dropped)
+        _, record = check(text, ev)
+        for law, number in self._rejected_refs:  # what the dropped sentences cited: recorded, never shown
+            record.invalid_keys.append([law, number])
+            if number not in record.invalid:
+                record.invalid.append(number)
+        return text, self._listed(record, form.quoted_articles(plans))
+
+    @staticmethod
+    def _strip_label(sentence: str, label: str) -> str:
+        """The sentence after 「结论：不可以。」: its own leading 不可以 is not said twice."""
+        return re.sub(rf"^{label}[，,。；;：:\s]*", "", sentence)
+
+    @staticmethod
+    def _text_before_sentences(pieces: list[str | int]) -> str:
+        first = next(i for i, p in enumerate(pieces) if isinstance(p, int))
+        return "".join(p for p in pieces[:first] if isinstance(p, str))
+
+    def _hedged_text(self, plans: list[form.AskPlan], one_law: bool, kb: str) -> str:
+        best = next((p for p in plans if p.article and p.clause), None)
+        if best is None:
+            return prompt.HEDGED_HEAD.rstrip() + prompt.FOOTER.format(basis=kb)
+        decides = "；".join(form.clip(c.full) for c in form.conditions(best.article, best.clause)[:2])
+        return (prompt.HEDGED_HEAD + form.reason(best, one_law) + "\n\n" +
+                prompt.HEDGED_DECIDES.format(what=decides or prompt.HEDGED_DEFAULT) +
+                prompt.FOOTER.format(basis=form.basis([best], one_law, kb)))
+
+    # ------------------------------------------------------------------ web
+    async def _web(self, ctx: InvocationContext, ev: Evidence) -> AsyncGenerator[Event, None]:
+        """The model's few sentences from local articles and fenced web results; each checked before it is shown."""
+        state = ctx.session.state
+        web = WEB.get(state)
+        request = self.request(shared_prefix(USER_QUERY.get(state, ""), ev.articles, KB_LAW.get(state) is not None)
+                               + prompt.WEB.format(web=web_block(web.results, 10_000), rule=RULE),
+                               json=False, max_tokens=self.settings.answer_max_tokens, temperature=0.1)
         stream, streaming, raw = VerifiedStream(ev), self.streaming(ctx), []
-        if streaming:  # the index's own text: its cross-references are the law's, not claims to check
-            yield self.partial(ctx, listing)
         try:
             async for piece in self.stream_text(ctx, request, stream=streaming):
                 raw.append(piece)
-                shown = stream.feed(piece) if streaming else ""
-                if shown:
+                if streaming and (shown := stream.feed(piece)):
                     yield self.partial(ctx, shown)
         except ModelFailure as e:
             self.run_of(ctx).errors.append(f"答案生成：{e.user_text}")
@@ -158,18 +323,23 @@ class AnswerStage(LlmStage):
             return
         if streaming and (rest := stream.flush()):
             yield self.partial(ctx, rest)
-        analysis = drop_heading("".join(raw).strip())
-        if not analysis:
-            text = articles_verbatim(ev, "答案生成模型没有返回内容")
-            yield self._final(ctx, text, check(text, ev)[1], "degraded")
-            return
-        checked, record = check(analysis, ev)
-        record.listed = [[a.law, a.article] for a in ev.articles]
-        body = listing + tidy(checked)
-        if "免责声明" not in body:
-            body += disclaimer(ctx.session.state)
-        yield self._final(ctx, body + note(record), record, path)
+        checked, record = check("".join(raw).strip(), ev)
+        text = tidy(checked) + prompt.FOOTER_WEB.format(basis=kb_label(state))
+        yield self._final(ctx, text + note(record), record, "web")
 
-    def _final(self, ctx: InvocationContext, text: str, record: Citations, path: str) -> Event:
-        delta = merge(FINAL_ANSWER.delta(text), CITATIONS.delta(record), PATH.delta(path))
+    # ------------------------------------------------------------------ plumbing
+    @staticmethod
+    def _listed(record: Citations, articles) -> Citations:
+        record.listed = [[a.law, a.article] for a in articles]
+        return record
+
+    @staticmethod
+    def _answer(action: str, plans: list[form.AskPlan], sentences: list[Sentence]) -> Answer:
+        asks = [Ask(question=p.question, label=p.label, rule=p.rule, article=p.article.id if p.article else "",
+                    clause=p.clause.full if p.clause else "") for p in plans]
+        return Answer(action=action, asks=asks, sentences=sentences)
+
+    def _final(self, ctx: InvocationContext, text: str, record: Citations, path: str,
+               answer: Answer | None = None) -> Event:
+        delta = merge(FINAL_ANSWER.delta(text), CITATIONS.delta(record), PATH.delta(path), ANSWER.delta(answer))
         return self.emit(ctx, delta, text)

@@ -1,39 +1,53 @@
 """The answer's instructions and its fixed replies (Chinese).
 
-The LLM prompts start exactly like the grader's (question, then the articles block) so an in-process model reuses
-the grader's evaluated prefix; web results come after the articles, inside their fence; the task comes last.
+The answer form (issue 18): the conclusion first, then the deciding sentence in the statute's own words, then the
+conditions and exceptions the article states, then what the user can do where an article says so. Only the
+conclusion's sentence is written by the model; everything else is quoted from the index by code.
 """
 
-# The answer opens with HEADING and the given articles' own text (written in code: verbatim, verified, shown at once);
-# the model writes the rest, citing the articles by number.
-HEADING = "# 法律咨询意见\n\n## 相关法条\n\n"
-STRUCTURE = """上面的条文原文已在回答开头列给用户，不要重复抄写。请直接从"## 问题分析"开始，用中文按以下结构作答，简明准确，总共不超过 300 字：
-## 问题分析
-## 法律解释
-（写明所依据的条文，如"根据第X条"）
-## 建议措施
-**适用条件**：
-**注意事项**："""
+# ----------------------------------------------------------------------------- the answer form (written by code)
+CONCLUSION = "**结论**：{label}。"
+ASK = "**问题{n}**：{question}\n\n"
+REASON = "**依据**：{quotes}"
+QUOTE = "{title}规定：“{text}”"
+CONDITIONS = "**条件与例外**：{quotes}"
+ACTIONS = "**您可以**：{quotes}"
+LOOKUP = "**{title}**：{text}"
+FOOTER = "\n\n> 以上依据{basis}作答，只引用了检索核对过的条文；具体适用需结合实际情况，必要时请咨询专业律师。"
+FOOTER_WEB = ("\n\n> 以上先依据{basis}，再参考网络公开资料（仅供参考，未经核实）作答；具体适用需结合实际情况，"
+              "必要时请咨询专业律师。")
+DROPPED = "\n\n> 核对说明：模型写出的{n}句话无法由所引条文核实，已删去。"
+MODEL_DOWN = "\n\n> 说明：{cause}，以上结论和依据直接取自条文，没有附上模型的说明。"
 
-# LOCAL and WEB follow the shared prefix (stages/evidence.py: the question, then the articles).
-LOCAL = """【任务】法律咨询：只根据上面检索到的{law}条文回答用户的问题。{sub_questions}
-要求：每一处法律判断都写明所依据的条文（"第X条"）；只能引用上面列出的条文，不要编造条文。
-""" + STRUCTURE
+HEDGED_HEAD = "**初步判断**：视情况。检索到的条文不能确定地回答这个问题，下面是最可能适用的规定。\n\n"
+HEDGED_DECIDES = "**取决于**：{what}。如能补充具体情况（涉及的主体、行为、目的和时间），可以进一步判断。"
+HEDGED_DEFAULT = "您的具体情况是否属于上面条文规定的情形"
 
+# ----------------------------------------------------------------------------- the one sentence the model writes
+# Follows the shared prefix (stages/evidence.py: the question, then the articles).
+SENTENCE = {
+    "polar": "【任务】法律咨询：结论已经确定为“{label}”，决定性的规定是：“{clause}”。请用一句话直接回答用户的问题："
+             "以“{label}”开头，说明这条规定用在用户所问的情况上的结果，不超过 60 个字。不要重复问题，"
+             "不要写条文中没有的条件、数字或建议，不要写条文编号以外的法律名称。",
+    "depends": "【任务】法律咨询：结论是“视情况”，决定性的规定是：“{clause}”。请用一句话告诉用户取决于什么："
+               "以“视情况”开头，只写这条规定中的条件，不超过 60 个字。不要重复问题，不要写条文中没有的内容。",
+    "howto": "【任务】法律咨询：请用一句话告诉用户可以怎么做，只写上面条文规定的途径或做法（依据：“{clause}”），"
+             "不超过 60 个字。不要重复问题，不要写条文中没有的机构、期限或建议。",
+    "info": "【任务】法律咨询：请用一句话回答用户问的内容，只根据这条规定：“{clause}”，不超过 60 个字。"
+            "不要重复问题，不要写条文中没有的内容。",
+}
+SENTENCES_MULTI = "【任务】法律咨询：用户的问题包含下面几问，结论已经确定。请每问写一行，每行一句话，以给定的结论开头，" \
+                  "只依据给出的规定，每句不超过 60 个字；不要重复问题，不要写条文中没有的内容。\n{items}"
+MULTI_ITEM = "{n}. {question}（结论：{label}；依据：“{clause}”）"
+
+# ----------------------------------------------------------------------------- the web path (model-written, checked)
 WEB = """{web}
 
 【任务】法律咨询：本地检索到的法条不足以完全回答问题，上面的网络资料只作补充。{rule}
-要求：先依据本地法条（写明"第X条"；只能引用上面列出的条文），再用网络资料补充并注明来源编号和链接（如 [W1]）；
-权威性：法条 > 司法解释 > 案例 > 观点；网络资料中提到的其他法律条文须注明"未核实"。{sub_questions}
-""" + STRUCTURE
+请用中文写 2-4 句话：第一句直接回答用户的问题；先依据本地法条（写明"第X条"；只能引用上面列出的条文），再用网络资料
+补充并注明来源编号（如 [W1]）；网络资料中提到的其他法律条文须注明"未核实"。不要重复问题，不要写没有依据的建议。"""
 
-DISCLAIMER = "\n\n**免责声明**：{text}"
-
-SUB_QUESTIONS = "\n问题包含以下几个方面，请逐一回答，每个方面写明各自依据的条文：\n{items}"
-
-DISCLAIMER_LOCAL = "本咨询基于现有法律条文，具体适用需结合实际情况，建议咨询专业律师。"
-DISCLAIMER_WEB = "本咨询基于现有法律条文和公开信息，具体适用需结合实际情况，建议咨询专业律师。"
-
+# ----------------------------------------------------------------------------- fixed replies
 NOT_FOUND = """很抱歉，根据您的问题描述，我无法在{law}中找到足够准确的法律条文来提供专业建议。{web_note}
 
 建议您：
@@ -46,8 +60,7 @@ NEAREST = "\n\n检索中最接近的条文（仅供参考，未必适用）：{t
 WEB_UNAVAILABLE = "（本次未能进行网络检索补充：{reason}）"
 
 DEGRADED = "（{cause}，未能生成完整的咨询意见。以下是为您的问题检索到的条文原文，供参考。）"
-ERROR = "很抱歉，本次未能回答：{cause}。{found}请稍后再试。"
-FOUND_NOTHING = "知识库检索未完成，尚未找到可提供的条文。"
+DISCLAIMER = "\n\n**免责声明**：本咨询基于现有法律条文，具体适用需结合实际情况，建议咨询专业律师。"
 
 CHITCHAT = ("您好！我是法律咨询助手，可以依据{law}回答相关的法律问题，也可以查询具体条文（如「第十条是什么内容」）。\n"
             "请直接描述您遇到的情况（涉及的主体、行为和您想解决的问题），我会检索相关条文并注明出处。")

@@ -6,6 +6,10 @@ from ...legal.refs import find_article_refs
 from ...state import DIMENSION_CN, DIMENSIONS, Article, Quality
 from .rules import failed
 
+# Below PASS but within three quarters of it, with an article the grader names as relevant: a hedged answer (CRAG's
+# ambiguous action) rather than a refusal.
+AMBIGUOUS_SHARE = 0.75
+
 
 def relevant_ids(value, articles: list[Article]) -> list[str]:
     """The given articles a grader names as relevant ("第十条", "《数据安全法》第二十一条", 10)."""
@@ -32,7 +36,9 @@ def parse_quality(text: str | None, threshold: int, articles: list[Article] = ()
         reasons.setdefault(dim, str(data.get(f"{dim}_reason") or "")[:200])
     total = round(sum(scores.values()), 1)
     passed = total >= threshold
+    relevant = relevant_ids(data.get("relevant"), list(articles))
+    ambiguous = not passed and relevant and total >= AMBIGUOUS_SHARE * threshold
     return Quality(scores=scores, reasons=reasons, total=total, threshold=threshold, passed=passed,
                    verdict="pass" if passed else "fail", source="llm",
-                   missing="" if passed else str(data.get("missing") or "")[:200],
-                   relevant=relevant_ids(data.get("relevant"), list(articles)))
+                   missing="" if passed else str(data.get("missing") or "")[:200], relevant=relevant,
+                   action="correct" if passed else "ambiguous" if ambiguous else "incorrect")

@@ -10,6 +10,9 @@ Evidence (all of it measured, none of it the model's opinion of itself):
 * retrieval signals (`Retrieval.signals`): the best dense cosine of the question, how much it stands out from the
   fifth, the share of the question's words the top article has, and whether an article was looked up by number.
 
+The action (CRAG): PASS → correct; below PASS, ambiguous when the best article's P(relevant) still reaches
+`ambiguous_relevance` (a hedged answer from it), else incorrect (the web, or "not in this knowledge base").
+
 How they combine (each dimension is a calibrated probability × 10; PASS iff the total ≥ 32, i.e. they average
 at least 0.8):
 
@@ -45,6 +48,8 @@ class Calibration:
     completeness: tuple[float, ...]  # intercept, then one weight per SIGNALS entry
     relevant_threshold: float = 0.5
     gate_shift: float = 0.0  # logit offset of the four dimensions: where PASS ≥ 32 sits
+    # CRAG's middle action: below PASS, an answer hedged from the best article when its P(relevant) reaches this
+    ambiguous_relevance: float = 0.5
     provenance: dict = field(default_factory=dict)
 
 
@@ -53,7 +58,8 @@ def calibration() -> Calibration:
     data = json.loads((resources.files("agentic_rag") / "resources" / "gate_calibration.json").read_text("utf-8"))
     return Calibration(relevance=tuple(data["relevance"]), accuracy=tuple(data["accuracy"]),
                        completeness=tuple(data["completeness"]), relevant_threshold=data["relevant_threshold"],
-                       gate_shift=data.get("gate_shift", 0.0), provenance=data.get("provenance", {}))
+                       gate_shift=data.get("gate_shift", 0.0), ambiguous_relevance=data.get("ambiguous_relevance", 0.5),
+                       provenance=data.get("provenance", {}))
 
 
 def sigmoid(x: float) -> float:
@@ -101,6 +107,7 @@ def judge(retrieval: Retrieval, articles: list[Article], diffs: list[float], thr
                "completeness": "检索信号：" + "，".join(f"{k}={v:.2f}" for k, v in zip(SIGNALS, signals)),
                "coverage": f"各子问题最相关条文的最低 P={p['coverage']:.2f}"}
     passed = total >= threshold
+    action = "correct" if passed else "ambiguous" if probs[best.id] >= cal.ambiguous_relevance else "incorrect"
     return Quality(scores=scores, reasons=reasons, total=total, threshold=threshold, passed=passed,
                    verdict="pass" if passed else "fail", source="calibrated", relevant=relevant,
-                   missing="" if passed else "检索到的条文与问题的相关性不足", article_relevance=probs)
+                   missing="" if passed else "检索到的条文与问题的相关性不足", article_relevance=probs, action=action)

@@ -7,7 +7,7 @@ from ...state import DIMENSIONS, Quality, Retrieval, Verdict
 
 def failed(threshold: int, verdict: Verdict, source: str, error: str) -> Quality:
     return Quality(scores={d: 0.0 for d in DIMENSIONS}, total=0.0, threshold=threshold, passed=False,
-                   verdict=verdict, source=source, error=error)
+                   verdict=verdict, source=source, error=error, action="incorrect")
 
 
 def rule_verdict(question: str, retrieval: Retrieval, threshold: int, min_vector_score: float) -> Quality | None:
@@ -24,5 +24,5 @@ def rule_verdict(question: str, retrieval: Retrieval, threshold: int, min_vector
         return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0),
                        reasons=dict.fromkeys(DIMENSIONS, "问题即为查询该条文，已直接命中"),
                        total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:exact_lookup",
-                       relevant=[a.id for a in retrieval.articles if a.pinned])
+                       relevant=[a.id for a in retrieval.articles if a.pinned], action="correct")
     return None

@@ -1,0 +1,98 @@
+"""How a statute sentence regulates — it prohibits (不得), obliges (应当), permits (可以 / 有权 / 方可) or exempts
+(不需 / 不适用) — and whether it carries an exception (但是 / 除外 / 除……外).
+
+Articles are split into clauses the way a lawyer reads them: sentences end at 。；, and an enumerated item
+（一）…（二）… is read together with the sentence that introduces it ("有下列情形之一的，……方可处理个人信息：" +
+"（二）为订立、履行……所必需"), because the item alone says nothing about what is allowed.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Modality = Literal["prohibit", "oblige", "permit", "exempt", "none"]
+
+# Order matters: an exemption (不需取得个人同意) contains no 不得 but would read as an obligation (取得同意);
+# 不得 is checked before 应当 because "应当……，不得……" is a prohibition on what follows.
+_MODALITIES: tuple[tuple[Modality, re.Pattern], ...] = (
+    ("exempt", re.compile(r"不需|无需|不需要|不必|不适用|不受.{0,10}限制|免除|不承担|不予")),
+    ("prohibit", re.compile(r"不得|禁止|严禁|不能|不应当|无效")),
+    ("permit", re.compile(r"有权|方可|可以|享有|准许")),
+    ("oblige", re.compile(r"应当|必须|须|负有|有义务|承担")),
+)
+EXCEPTION = re.compile(r"但是|除外|除[^，。；]{1,40}外|另有规定")
+_ITEM = re.compile(r"（[一二三四五六七八九十]+）")
+_SENTENCE_END = re.compile(r"(?<=[。；])")
+_FULL_STOP = re.compile(r"(?<=。)")
+QUOTE_SENTENCE_CHARS = 120
+
+
+@dataclass(frozen=True)
+class Clause:
+    text: str  # the clause as the statute words it
+    lead: str = ""  # for an enumerated item: the sentence that introduces the list
+    item: str = ""  # （二）
+    sentence: str = ""  # the whole sentence (up to 。) it is part of: its subject may be stated only there
+
+    @property
+    def full(self) -> str:
+        """What the clause means on its own: an item with its introduction."""
+        return f"{self.lead}{self.item}{self.text}" if self.lead else self.text
+
+    @property
+    def quote(self) -> str:
+        """What an answer quotes: the whole sentence when it is short (a clause after ；often has no subject:
+        "不得从事危害国家安全……"), else the clause with its introduction."""
+        return self.sentence if self.sentence and len(self.sentence) <= QUOTE_SENTENCE_CHARS else self.full
+
+    @property
+    def modality(self) -> Modality:
+        return modality(self.full)
+
+    @property
+    def has_exception(self) -> bool:
+        return bool(EXCEPTION.search(self.text))
+
+
+def modality(text: str) -> Modality:
+    """The strongest deontic word of a sentence, in the order exempt > prohibit > permit > oblige."""
+    for name, pattern in _MODALITIES:
+        if pattern.search(text):
+            return name
+    return "none"
+
+
+_EXCEPTION_ONLY = re.compile(r"^(但是|但)|^[^，。；]{0,40}的?除外[。；]?$")
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences, with an exception that stands alone ("；取得个人单独同意的除外。") kept with the rule it excepts."""
+    out: list[str] = []
+    for s in (p.strip() for p in _SENTENCE_END.split(text)):
+        if s and out and _EXCEPTION_ONLY.search(s) and not _ITEM.search(s):
+            out[-1] += s
+        elif s:
+            out.append(s)
+    return out
+
+
+def clauses(text: str) -> list[Clause]:
+    """The article's clauses; enumerated items carry the sentence that introduced their list (items end with ；,
+    so the introduction is remembered across parts until a part without an item marker comes)."""
+    out: list[Clause] = []
+    lead = ""
+    for full in (s.strip() for s in _FULL_STOP.split(text)):
+        for part in _sentences(full):
+            parts, markers = _ITEM.split(part), _ITEM.findall(part)
+            if not markers:
+                lead = ""
+                out.append(Clause(part, sentence=full))
+                continue
+            head = parts[0].strip()
+            if head:
+                lead = head
+                out.append(Clause(head, sentence=full))
+            out.extend(Clause(body.strip(), lead=lead, item=mark, sentence=full)
+                       for mark, body in zip(markers, parts[1:]) if body.strip())
+    return out

@@ -1,0 +1,134 @@
+"""The conclusion's label, decided in code from what the question asks and how the deciding clause regulates.
+
+A 1.5B model asked 可以 / 不可以 answers 不可以 to nearly everything (its logits barely move with the article:
+eval/results/conclusion_rules.json), so the polarity is read from the statute: the question's kind (may someone
+do X? must X be done? may I demand X? how do I …?) against the modality of the clause that decides it (不得,
+应当, 可以/有权, 不需). A conditional rule (方可 after a list, 应当 + a condition, an exception that may or may not
+apply) is answered 视情况 with the condition, not guessed: a wrong 可以 is worse than an honest "it depends".
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from ...legal.modality import Clause
+from ...legal.modality import modality as modality_of
+
+Label = Literal["可以", "不可以", "需要", "不需要", "视情况", "说明"]
+AskKind = Literal["howto", "info", "need", "right", "permission"]
+POLARITY_LABELS: tuple[Label, ...] = ("可以", "不可以", "需要", "不需要", "视情况")
+
+# The first kind that matches wins: "我能要求删除吗" is a right, "需要同意吗" a need, "这合法吗" a permission.
+_ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
+    ("info", re.compile(r"第[一二三四五六七八九十百零〇\d]+条.{0,6}(讲|规定|内容|是什么|说|啥)|^[^，。？]{0,12}第[一二三四五六七八九十百零〇\d]+条[？?]?$")),
+    ("howto", re.compile(r"怎么办|怎么处理|如何|怎样|找谁|去哪|向谁|哪里|哪个部门|什么部门|怎么维权|什么办法|能做什么|"
+                         r"该怎么|能怎么|可以怎么|怎么(投诉|举报|起诉|要求|申请|索赔)|走什么程序|有什么(办法|途径|要求)|"
+                         r"注意什么|注意哪些|要做(什么|哪些)|做哪些|哪些内容|写清楚|路子")),
+    ("need", re.compile(r"需要|需不需要|要不要|必须|是否要|是不是要|有没有义务|有义务|用不用|得(先|要|经|征得)|要.{0,12}同意吗|"
+                        r"要先|还要|算不算.{0,8}(个人信息|敏感)|属于.{0,8}(个人信息|敏感)|算.{0,6}(个人信息|敏感)")),
+    ("right", re.compile(r"我(能|可以|有权|能不能|可不可以)(要求|让|请求|坚持|申请|拒绝|关|删|查|复制|更正|撤回|退|索赔|举报|投诉)|"
+                         r"(能|可以)(让|要求)(他们|它|对方|商家|公司|平台|App)|有权(要求|请求|拒绝|查阅|复制)")),
+    ("info", re.compile(r"是什么|有哪些|哪些|多少|多久|几天|多长|几倍|什么时候|规定了什么|什么意思")),
+    ("permission", re.compile(r"合法|违法|可以吗|行吗|能.{0,16}吗|合规|对吗|允许|有权这么|算不算|违规|侵权|这样.{0,4}(可以|行|对)")),
+)
+# Words of a question that describes conduct as a complaint (不给, 拖着, 没经我同意): asked "is this legal?" about a
+# duty (应当), such a question is about a breach of it.
+_BREACH = re.compile(r"不给|不肯|不让|不删|不改|拒绝|拖着|拖延|非要|强制|强行|逼|没经|未经|擅自|偷偷|私下|没有任何|查不到|"
+                     r"没说|不告诉|不通知|照发|还是|一直|才给|就算|算(授权|同意)")
+
+
+# What a sentence of an answer concludes, read from its first polarity word (negative forms are tried at the same
+# position first: 不可以 contains 可以).
+_STATED: tuple[tuple[Label, re.Pattern], ...] = (
+    ("不可以", re.compile(r"不可以|不能|不得|不合法|不允许|无权|禁止")), ("不需要", re.compile(r"不需要|无需|不必|不用")),
+    ("视情况", re.compile(r"视情况|取决于|要看|分情况")), ("需要", re.compile(r"需要|应当|必须")),
+    ("可以", re.compile(r"可以|能够|合法|有权|允许")),
+)
+
+
+def stated_label(sentence: str) -> Label | None:
+    hits = [(m.start(), i, label) for i, (label, pattern) in enumerate(_STATED) for m in [pattern.search(sentence)] if m]
+    return min(hits)[2] if hits else None
+
+
+def ask_kind(question: str) -> AskKind:
+    for kind, pattern in _ASK:
+        if pattern.search(question):
+            return kind
+    return "permission"
+
+
+@dataclass(frozen=True)
+class Decision:
+    label: Label
+    rule: str  # which rule decided (kept in state; tuning reads it)
+
+
+def _bigrams(text: str) -> set[str]:
+    chars = re.sub(r"[^\u4e00-\u9fff0-9]", "", text)
+    return {chars[i:i + 2] for i in range(len(chars) - 1)}
+
+
+def exception_part(clause: Clause) -> str:
+    """The excepted case of a clause ("取得个人单独同意的除外" → 取得个人单独同意; "但是，A的除外" → A)."""
+    text = clause.text
+    m = re.search(r"(?:但是|但)[，,]?([^。；]*?)(?:的除外|除外)", text) or re.search(r"[，,；]([^，,；。]*?)的?除外", text)
+    return m.group(1) if m else ""
+
+
+def exception_applies(question: str, clause: Clause) -> bool:
+    """The question is about the case the clause excepts: an item of an excepting list (下列商品除外：（一）…), or a
+    question that shares the exception's own words (专门找我签了单独的授权同意书 ~ 取得个人单独同意的除外)."""
+    if clause.lead and "除外" in clause.lead:
+        return True
+    part = exception_part(clause)
+    return bool(part) and len(_bigrams(question) & _bigrams(part)) >= max(2, len(_bigrams(part)) // 3)
+
+
+def clause_modality(clause: Clause) -> str:
+    """An item takes the modality of the sentence that introduces it: in "有下列情形之一的，可以解除：（一）劳动者
+    ……不能从事原工作的" the 不能 describes the case, the 可以 is the rule."""
+    return modality_of(clause.lead) if clause.lead else clause.modality
+
+
+def decide(question: str, clause: Clause | None) -> Decision:
+    """The label for `question` given the clause that decides it (None: no clause was found)."""
+    kind = ask_kind(question)
+    if kind in ("howto", "info"):
+        return Decision("说明", kind)
+    if clause is None:
+        return Decision("视情况", "no clause")
+    mod = clause_modality(clause)
+    if exception_applies(question, clause):
+        return Decision(_EXCEPTED[kind], f"{kind}/exception/{mod}")
+    return Decision(_TABLES[kind](mod, clause, question), f"{kind}/{mod}")
+
+
+def _need(mod: str, clause: Clause, question: str) -> Label:
+    if mod == "permit":  # a list of lawful bases other than consent matched: no consent needed
+        return "不需要" if clause.lead and clause.item != "（一）" else "视情况"
+    return {"oblige": "需要", "prohibit": "需要", "exempt": "不需要"}.get(mod, "视情况")
+
+
+def _right(mod: str, clause: Clause, question: str) -> Label:
+    if mod in ("permit", "oblige"):
+        return "视情况" if clause.lead and mod == "oblige" else "可以"
+    return {"prohibit": "不可以", "exempt": "不可以"}.get(mod, "视情况")
+
+
+def _permission(mod: str, clause: Clause, question: str) -> Label:
+    if mod == "prohibit":
+        return "不可以"
+    if mod == "exempt":
+        return "可以"
+    if mod == "permit":
+        return "可以" if clause.lead and clause.item != "（一）" else "视情况"
+    if mod == "oblige" and _BREACH.search(question):
+        return "不可以"
+    return "视情况"
+
+
+_TABLES = {"need": _need, "right": _right, "permission": _permission}
+# When the excepted case is the question's: the rule's opposite, as far as the ask allows.
+_EXCEPTED: dict[str, Label] = {"need": "不需要", "right": "不可以", "permission": "可以"}

@@ -1,0 +1,74 @@
+"""Which sentence of the governing articles decides the question: the reason an answer quotes, word for word.
+
+The governing articles are those the gate judged relevant (best first). Their clauses (`legal.modality.clauses`:
+sentences, list items with their introduction) are ranked by the dense similarity of the question to each clause,
+with a small lift for the more relevant article; the best one is the deciding clause, and the clauses of the same
+article that carry a condition or an exception are what the answer lists under 条件与例外.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...legal.modality import EXCEPTION, Clause, clauses
+from ...retrieval.types import Article
+
+Embed = Callable[[str, list[str]], np.ndarray]  # (question, clause texts) → cosine per clause
+RELEVANCE_LIFT = 0.05  # per unit of P(relevant): the more relevant article wins a near tie
+_CONDITION = re.compile(r"有下列情形之一|符合下列|具备下列|应当具备|只有在|方可|前提|条件")
+_REMEDY = re.compile(r"投诉|举报|提起诉讼|向人民法院|请求.{0,12}(赔偿|删除|更正)|有权(请求|要求|拒绝|查阅|复制)|申请仲裁|调解")
+
+
+@dataclass(frozen=True)
+class Ranked:
+    article: Article
+    clause: Clause
+    score: float
+
+
+def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None) -> list[Ranked]:
+    """Every clause of the articles, best first (lexical overlap when there is no embedder)."""
+    pool = [(a, c) for a in articles for c in clauses(a.text)]
+    if not pool:
+        return []
+    texts = [c.full for _, c in pool]
+    sims = embed(question, texts) if embed is not None else np.array([_overlap(question, t) for t in texts])
+    scored = [Ranked(a, c, float(s) + RELEVANCE_LIFT * (a.relevance or 0.0)) for (a, c), s in zip(pool, sims)]
+    return sorted(scored, key=lambda r: -r.score)
+
+
+def _bigrams(text: str) -> set[str]:
+    chars = re.sub(r"[^\u4e00-\u9fff0-9]", "", text)
+    return {chars[i:i + 2] for i in range(len(chars) - 1)}
+
+
+def _overlap(question: str, text: str) -> float:
+    b = _bigrams(text)
+    return len(_bigrams(question) & b) / max(1.0, len(b)) ** 0.5
+
+
+def conditions(article: Article, deciding: Clause) -> list[Clause]:
+    """The article's clauses that state a condition or an exception, other than the deciding one."""
+    found: dict[str, Clause] = {}
+    for c in clauses(article.text):
+        if c.quote not in deciding.quote and deciding.text not in c.quote and c.quote not in found \
+                and (EXCEPTION.search(c.text) or _CONDITION.search(c.full)):
+            found[c.quote] = c
+    return list(found.values())
+
+
+def is_remedy(clause: Clause) -> bool:
+    return bool(_REMEDY.search(clause.full))
+
+
+def remedies(articles: Sequence[Article], used: set[str]) -> list[tuple[Article, Clause]]:
+    """What a user can do, where a given article says so (投诉、举报, 请求删除, 提起诉讼 …), not already quoted."""
+    found: dict[str, tuple[Article, Clause]] = {}
+    for a in articles:
+        for c in clauses(a.text):
+            if is_remedy(c) and c.quote not in used and c.quote not in found:
+                found[c.quote] = (a, c)
+    return list(found.values())

@@ -1,0 +1,101 @@
+"""Nothing invented, checked in code: every sentence the model writes is checked against the articles it was given
+before anyone sees it, like its citations.
+
+A sentence is kept only when
+* every number in it (amounts, 倍, days, months, percentages) appears in the articles or the question — a limit
+  from the statute's own table tripled, or a deadline made up, never reaches the user;
+* its polarity agrees with the conclusion decided in code (a sentence that says 可以 under 结论：不可以 goes);
+* P(supported) ≥ threshold, a logistic over the share of its character bigrams found in the articles and, where the
+  model can give it, logit(是) − logit(否) of "can this sentence be drawn from the articles above?" asked on the
+  prompt prefix the model already evaluated (llama.cpp reuses it: one short tail per sentence).
+The weights are fitted on labelled sentences (eval/results/support_check.json) and shipped in
+resources/support_calibration.json; an unfitted default is used when that file is absent.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from ...legal.numerals import cn_to_int
+from .conclusion import stated_label
+
+# 3倍, 三倍, 百分之五, 30日, 三十日, 2个月, 500元, 十四周岁 …
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?|[一二两三四五六七八九十百千零〇]+)(?=\s*(倍|日|天|个月|月|年|元|万元|周岁|岁|小时|个工作日|%|项|次))"
+                     r"|百分之[一二三四五六七八九十百零〇\d]+")
+_CJK = re.compile(r"[^\u4e00-\u9fff0-9]")
+NEGATIVE = {"不可以": "可以", "不需要": "需要"}
+
+
+@dataclass(frozen=True)
+class SupportModel:
+    intercept: float
+    lexical: float
+    llm: float  # weight of logit(是) − logit(否); 0 when the model gives none
+    threshold: float
+    provenance: str = "default"
+
+
+@lru_cache(maxsize=1)
+def support_model() -> SupportModel:
+    try:
+        data = json.loads((resources.files("agentic_rag") / "resources" / "support_calibration.json").read_text("utf-8"))
+    except FileNotFoundError:
+        # Unfitted: half of a sentence's bigrams must come from the articles (a paraphrase keeps most of them).
+        return SupportModel(intercept=-4.0, lexical=8.0, llm=0.0, threshold=0.5)
+    return SupportModel(**{k: data[k] for k in ("intercept", "lexical", "llm", "threshold")},
+                        provenance=data.get("provenance", ""))
+
+
+def bigram_support(sentence: str, sources: str) -> float:
+    """Share of the sentence's character bigrams (CJK and digits) found in the sources."""
+    chars = _CJK.sub("", sentence)
+    grams = {chars[i:i + 2] for i in range(len(chars) - 1)}
+    return sum(g in sources for g in grams) / len(grams) if grams else 1.0
+
+
+def _value(token: str) -> str:
+    token = token.removeprefix("百分之")
+    try:
+        return str(cn_to_int(token))
+    except ValueError:  # 万 and other forms cn_to_int does not read: compared as written
+        return token
+
+
+def numbers_ok(sentence: str, sources: str) -> bool:
+    """Every number of the sentence is a number of the sources (compared as values: 三十日 = 30日)."""
+    allowed = {_value(m.group(1) or m.group(0)) for m in _NUMBER.finditer(sources)}
+    return all(_value(m.group(1) or m.group(0)) in allowed for m in _NUMBER.finditer(sentence))
+
+
+def polarity_ok(sentence: str, label: str | None) -> bool:
+    """The sentence does not state the opposite of the decided label (可以 under 不可以, 需要 under 不需要 …)."""
+    said = stated_label(sentence)
+    if label is None or said is None or said == label:
+        return True
+    opposite = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
+    return said != opposite.get(label)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kept: bool
+    p: float
+    why: str = ""
+
+
+def judge_sentence(sentence: str, sources: str, label: str | None, d: float | None = None,
+                   model: SupportModel | None = None) -> Verdict:
+    model = model or support_model()
+    flat = _CJK.sub("", sources)
+    lexical = bigram_support(sentence, flat)
+    z = model.intercept + model.lexical * lexical + (model.llm * d if d is not None else 0.0)
+    p = round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))), 4)
+    if not numbers_ok(sentence, sources):
+        return Verdict(False, p, "数字不见于条文")
+    if not polarity_ok(sentence, label):
+        return Verdict(False, p, "与结论相反")
+    return Verdict(p >= model.threshold, p, "" if p >= model.threshold else "无法由条文核实")

@@ -76,7 +76,29 @@ def _route(args: argparse.Namespace) -> dict:
     return result
 
 
-COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route}
+def _answers(args: argparse.Namespace) -> dict:
+    from .answers import evaluate_answers, load_rows
+
+    update = {"agentic_rag_model": args.model} if args.model else {}
+    base = get_settings().model_copy(update=update)
+    dirs = {"pipl": args.pipl_dir or base.data_dir, "multilaw": args.multilaw_dir}
+    kbs = tuple(kb for kb in ("pipl", "multilaw") if dirs[kb] and (kb == "pipl" or Path(dirs[kb]).exists()))
+    rows = load_rows(args.dataset, args.split, kbs)[: args.limit or None]
+    settings = {kb: base.model_copy(update={"data_dir": Path(dirs[kb])}) for kb in kbs}
+
+    def progress(i: int, n: int, r: dict) -> None:
+        print(f"[{i}/{n}] {r['id']:13} {r['path'] or '-':8} label={r['label']} ref={r['reference']['label']} "
+              f"governing={r['answered_from_governing']} must_not={len(r['must_not'])} {r['latency_s']:.1f}s",
+              file=sys.stderr, flush=True)
+
+    result = evaluate_answers(rows, settings, progress, checkpoint=args.checkpoint)
+    result["dataset"], result["split"] = str(args.dataset), args.split
+    print(json.dumps({k: v for k, v in result["summary"].items() if k != "by_type"}, ensure_ascii=False, indent=2),
+          file=sys.stderr)
+    return result
+
+
+COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route, "answers": _answers}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,6 +131,17 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--model", help="the model the router asks when its signals disagree")
     o.add_argument("--data-dir", type=Path, help="index to use (default: DATA_DIR)")
     o.add_argument("--json", type=Path, help="also write the JSON result here")
+    a = sub.add_parser("answers", help="what the answers say: conclusion, key points, wrong claims, governing "
+                                       "articles, refusals (eval/answers_eval.jsonl, both knowledge bases)")
+    a.add_argument("--dataset", type=Path, default=Path("eval/answers_eval.jsonl"))
+    a.add_argument("--split", choices=("dev", "test"), help="only this half (report on test)")
+    a.add_argument("--model", help="LiteLLM model string or local/<gguf> (default: the configured model)")
+    a.add_argument("--pipl-dir", type=Path, help="the PIPL index (default: DATA_DIR)")
+    a.add_argument("--multilaw-dir", type=Path, default=Path("data-multilaw"),
+                   help="the six-law index (init_index.py --law …, README); its questions are skipped without it")
+    a.add_argument("--limit", type=int)
+    a.add_argument("--checkpoint", type=Path, help="append each finished question here; skip those already in it")
+    a.add_argument("--json", type=Path, help="also write the JSON result here")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:

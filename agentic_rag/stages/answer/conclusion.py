@@ -21,21 +21,19 @@ POLARITY_LABELS: tuple[Label, ...] = ("可以", "不可以", "需要", "不需�
 
 # The first kind that matches wins: "我能要求删除吗" is a right, "需要同意吗" a need, "这合法吗" a permission.
 _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
-    ("info", re.compile(r"第[一二三四五六七八九十百零〇\d]+条.{0,6}(讲|规定|内容|是什么|说|啥)|^[^，。？]{0,12}第[一二三四五六七八九十百零〇\d]+条[？?]?$")),
+    ("info", re.compile(r"第?[一二三四五六七八九十百零〇\d]+条.{0,6}(讲|规定|内容|是什么|说|啥)|"
+                        r"^[^，。？]{0,12}第[一二三四五六七八九十百零〇\d]+条[？?]?$")),
     ("howto", re.compile(r"怎么办|怎么处理|如何|怎样|找谁|去哪|向谁|哪里|哪个部门|什么部门|怎么维权|什么办法|能做什么|"
                          r"该怎么|能怎么|可以怎么|怎么(投诉|举报|起诉|要求|申请|索赔)|走什么程序|有什么(办法|途径|要求)|"
                          r"注意什么|注意哪些|要做(什么|哪些)|做哪些|哪些内容|写清楚|路子")),
     ("need", re.compile(r"需要|需不需要|要不要|必须|是否要|是不是要|有没有义务|有义务|用不用|得(先|要|经|征得)|要.{0,12}同意吗|"
                         r"要先|还要|算不算.{0,8}(个人信息|敏感)|属于.{0,8}(个人信息|敏感)|算.{0,6}(个人信息|敏感)")),
-    ("right", re.compile(r"我(能|可以|有权|能不能|可不可以)(要求|让|请求|坚持|申请|拒绝|关|删|查|复制|更正|撤回|退|索赔|举报|投诉)|"
-                         r"(能|可以)(让|要求)(他们|它|对方|商家|公司|平台|App)|有权(要求|请求|拒绝|查阅|复制)")),
+    ("right", re.compile(r"我(能|可以|有权|能不能|可不可以)(直接)?(要求|让|请求|坚持|申请|拒绝|关|删|查|复制|更正|撤回|退|索赔|"
+                         r"举报|投诉|找)|(能|可以)(让|要求)(他们|它|对方|商家|公司|平台|App)|有权(要求|请求|拒绝|查阅|复制)|"
+                         r"(也|还)(能|可以)(举报|投诉|起诉|索赔|要求)")),
     ("info", re.compile(r"是什么|有哪些|哪些|多少|多久|几天|多长|几倍|什么时候|规定了什么|什么意思")),
     ("permission", re.compile(r"合法|违法|可以吗|行吗|能.{0,16}吗|合规|对吗|允许|有权这么|算不算|违规|侵权|这样.{0,4}(可以|行|对)")),
 )
-# Words of a question that describes conduct as a complaint (不给, 拖着, 没经我同意): asked "is this legal?" about a
-# duty (应当), such a question is about a breach of it.
-_BREACH = re.compile(r"不给|不肯|不让|不删|不改|拒绝|拖着|拖延|非要|强制|强行|逼|没经|未经|擅自|偷偷|私下|没有任何|查不到|"
-                     r"没说|不告诉|不通知|照发|还是|一直|才给|就算|算(授权|同意)")
 
 
 # What a sentence of an answer concludes, read from its first polarity word (negative forms are tried at the same
@@ -100,14 +98,19 @@ def decide(question: str, clause: Clause | None) -> Decision:
     if clause is None:
         return Decision("视情况", "no clause")
     mod = clause_modality(clause)
-    if exception_applies(question, clause):
-        return Decision(_EXCEPTED[kind], f"{kind}/exception/{mod}")
-    return Decision(_TABLES[kind](mod, clause, question), f"{kind}/{mod}")
+    label = _TABLES[kind](mod, clause, question)
+    if exception_applies(question, clause):  # the excepted case: the rule's opposite
+        return Decision(_OPPOSITE.get(label, label), f"{kind}/exception/{mod}")
+    return Decision(label, f"{kind}/{mod}")
 
 
 def _need(mod: str, clause: Clause, question: str) -> Label:
     if mod == "permit":  # a list of lawful bases other than consent matched: no consent needed
-        return "不需要" if clause.lead and clause.item != "（一）" else "视情况"
+        return "不需要" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
+    if mod == "oblige" and not clause.lead and _CONDITIONAL.search(clause.text):
+        return "视情况"  # "…达到规定数量的处理者应当…": whether the question's case meets the condition decides
+    if mod == "none" and _DEFINITION.search(clause.text):
+        return "需要"  # "算个人信息吗" against the definition it falls under
     return {"oblige": "需要", "prohibit": "需要", "exempt": "不需要"}.get(mod, "视情况")
 
 
@@ -122,13 +125,13 @@ def _permission(mod: str, clause: Clause, question: str) -> Label:
         return "不可以"
     if mod == "exempt":
         return "可以"
-    if mod == "permit":
-        return "可以" if clause.lead and clause.item != "（一）" else "视情况"
-    if mod == "oblige" and _BREACH.search(question):
-        return "不可以"
+    if mod == "permit":  # an item of a list of lawful grounds matched, other than consent itself
+        return "可以" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
     return "视情况"
 
 
 _TABLES = {"need": _need, "right": _right, "permission": _permission}
-# When the excepted case is the question's: the rule's opposite, as far as the ask allows.
-_EXCEPTED: dict[str, Label] = {"need": "不需要", "right": "不可以", "permission": "可以"}
+_OPPOSITE: dict[str, Label] = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
+_CONSENT = re.compile(r"同意")
+_CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(个人信息)?处理者应当")
+_DEFINITION = re.compile(r"是指|是以|包括|属于")

@@ -19,8 +19,11 @@ _CHITCHAT = re.compile(
     r"^(?:你好|您好|嗨|哈喽|hello|hi|在吗|早上好|晚上好|晚安|谢谢|多谢|感谢|再见|拜拜|好的|嗯)|你是谁|你叫什么|你能做什么|"
     r"能帮我做什么|你会什么|天气|笑话|电影|音乐|小说|吃什么|几点了|聊聊天|讲个故事|推荐一", re.IGNORECASE)
 _LEGAL = re.compile(r"法|条|律|权|违|赔|罚|诉|合同|责任|规定|合规|同意|投诉|举报|维权")
-_CLAUSE_END = re.compile(r"(?<=[？?；;])|(?=另外|此外|而且|还有一个问题)")
+# A new ask starts after ？ or ；, or at 另外 / 此外 … that open a sentence ("需要员工另外签同意书吗" is one ask).
+_CLAUSE_END = re.compile(r"(?<=[？?；;])|(?<=[，,。])(?=另外|此外|而且|还有一个问题)")
 MIN_CLAUSE_CHARS = 6
+# A clause that only points back ("它能这样吗？", "这样合法吗？") is part of the ask before it.
+_POINTS_BACK = re.compile(r"^(它|他们|她们|这样|这|那|那么|对方)")
 
 
 @dataclass
@@ -69,7 +72,7 @@ def clauses(question: str) -> list[str]:
     for piece in (p.strip(" ，,。") for p in _CLAUSE_END.split(question)):
         if not piece:
             continue
-        if parts and len(piece) < MIN_CLAUSE_CHARS:
+        if parts and (len(piece) < MIN_CLAUSE_CHARS or _POINTS_BACK.match(piece)):
             parts[-1] += piece
         else:
             parts.append(piece)

@@ -49,7 +49,7 @@ from . import form, prompt
 from .citations import Evidence, check, note
 from .conclusion import decide
 from .deciding import Embed, is_remedy, rank_clauses
-from .stream import VerifiedStream, tidy
+from .stream import VerifiedStream
 from .support import judge_sentence
 
 SENTENCE_TOKENS = 120  # one sentence of ≤ 60 characters per ask, with room to spare
@@ -304,28 +304,37 @@ class AnswerStage(LlmStage):
 
     # ------------------------------------------------------------------ web
     async def _web(self, ctx: InvocationContext, ev: Evidence) -> AsyncGenerator[Event, None]:
-        """The model's few sentences from local articles and fenced web results; each checked before it is shown."""
+        """The model's few sentences from local articles and fenced web results; each sentence checked (citations,
+        support by the articles and the web text) before it is shown, and the final text is what was shown."""
         state = ctx.session.state
         web = WEB.get(state)
         request = self.request(shared_prefix(USER_QUERY.get(state, ""), ev.articles, KB_LAW.get(state) is not None)
                                + prompt.WEB.format(web=web_block(web.results, 10_000), rule=RULE),
                                json=False, max_tokens=self.settings.answer_max_tokens, temperature=0.1)
-        stream, streaming, raw = VerifiedStream(ev), self.streaming(ctx), []
+        stream, streaming, shown = VerifiedStream(ev), self.streaming(ctx), []
         try:
             async for piece in self.stream_text(ctx, request, stream=streaming):
-                raw.append(piece)
-                if streaming and (shown := stream.feed(piece)):
-                    yield self.partial(ctx, shown)
+                if ready := stream.feed(piece):
+                    shown.append(ready)
+                    if streaming:
+                        yield self.partial(ctx, ready)
         except ModelFailure as e:
             self.run_of(ctx).errors.append(f"答案生成：{e.user_text}")
             text = articles_verbatim(ev, f"答案生成{e.user_text}")
             yield self._final(ctx, text, check(text, ev)[1], "degraded")
             return
-        if streaming and (rest := stream.flush()):
-            yield self.partial(ctx, rest)
-        checked, record = check("".join(raw).strip(), ev)
-        text = tidy(checked) + prompt.FOOTER_WEB.format(basis=kb_label(state))
-        yield self._final(ctx, text + note(record), record, "web")
+        if rest := stream.flush():
+            shown.append(rest)
+            if streaming:
+                yield self.partial(ctx, rest)
+        body = "".join(shown).strip()
+        _, record = check(body, ev)
+        text = body + prompt.FOOTER_WEB.format(basis=kb_label(state))
+        if stream.dropped:
+            text += prompt.DROPPED.format(n=len(stream.dropped))
+        sentences = [Sentence(text=s) for s in stream.kept] + \
+            [Sentence(text=s, kept=False, why="无法由条文或网络资料核实") for s in stream.dropped]
+        yield self._final(ctx, text + note(record), record, "web", Answer(action="incorrect", sentences=sentences))
 
     # ------------------------------------------------------------------ plumbing
     @staticmethod

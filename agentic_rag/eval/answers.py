@@ -92,7 +92,9 @@ def score(row: dict, state: dict) -> dict:
         cited = {key(p) for p in pairs} if row["kb"] == "multilaw" else {p[1] for p in pairs}
     gold = gold_keys(row["gold"])
     answered = path in ANSWER_PATHS
-    label = conclusion_label(text) if answered else None
+    # the label the answer shows (its 结论 line); a lookup shows the article itself, which the stage records as 说明
+    label = (answer.asks[0].label if answer and answer.asks and answer.asks[0].rule == "lookup"
+             else conclusion_label(text)) if answered else None
     sentences = [s.text for s in answer.sentences] if answer else old_form_sentences(text)
     retrieval = RETRIEVAL.get(state)
     sources = squash((row["query"] or "") + "".join(a.text for a in (retrieval.articles if retrieval else [])))

@@ -52,7 +52,8 @@ from .deciding import Embed, is_remedy, rank_clauses
 from .stream import VerifiedStream
 from .support import judge_sentence
 
-SENTENCE_TOKENS = 120  # one sentence of ≤ 60 characters per ask, with room to spare
+SENTENCE_TOKENS = 120
+SECOND_ARTICLE_P = 0.5  # a second governing article is quoted when judged about as relevant as the first  # one sentence of ≤ 60 characters per ask, with room to spare
 SUPPORT_TAIL = "【任务】核对：下面这句话能否由上面的法条直接得出？只回答“是”或“否”。\n句子：{sentence}"
 _LINE_NUMBER = re.compile(r"^\s*\d+[.、．)]\s*")
 
@@ -201,20 +202,20 @@ class AnswerStage(LlmStage):
                           self._answer("correct", plans, sentences))
 
     def _plans(self, state, ev: Evidence) -> list[form.AskPlan]:
-        """Each ask's deciding clause (among the articles judged relevant) and the label it leads to."""
-        embed = self._embedder()
+        """Each ask's governing article (the one judged most relevant) and, within it, the clause that decides the
+        question, which gives the label; a second article judged nearly as relevant adds its deciding clause."""
+        embed, asks = self._embedder(), asks_of(state)
         plans = []
-        for i, question in enumerate(asks_of(state)):
-            own = [a for a in ev.articles if a.sub_question in (None, i)] or ev.articles
-            ranked = rank_clauses(question, own, embed)
-            best = ranked[0] if ranked else None
+        for i, question in enumerate(asks):
+            own = [a for a in ev.articles if a.sub_question in (None, i)] or ev.articles  # best P first
+            best = next(iter(rank_clauses(question, own[:1], embed)), None)
             decision = decide(question, best.clause if best else None)
             plan = form.AskPlan(question=question, label=decision.label, rule=decision.rule,
                                 article=best.article if best else None, clause=best.clause if best else None)
-            second = next((r for r in ranked if best and r.article.id != best.article.id
-                           and not is_remedy(r.clause)), None)
-            if second is not None and (second.article.relevance or 0) >= 0.5 and len(asks_of(state)) == 1:
-                plan.extra = [(second.article, second.clause)]
+            if len(asks) == 1 and len(own) > 1 and (own[1].relevance or 0) >= max(SECOND_ARTICLE_P,
+                                                                                  (own[0].relevance or 0) - 0.15):
+                second = next((r for r in rank_clauses(question, own[1:2], embed) if not is_remedy(r.clause)), None)
+                plan.extra = [(second.article, second.clause)] if second else []
             plans.append(plan)
         return plans
 

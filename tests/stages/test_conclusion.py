@@ -1,0 +1,112 @@
+"""The conclusion's label decided in code, on the statute's own sentences: clauses as a lawyer reads them, the
+question's kind, the deciding clause's modality, exceptions; and the sentence checks (numbers, polarity, wording)."""
+from __future__ import annotations
+
+import pytest
+
+from agentic_rag.legal.modality import clauses, modality
+from agentic_rag.stages.answer.conclusion import ask_kind, decide, stated_label
+from agentic_rag.stages.answer.support import SupportModel, judge_sentence, numbers_ok
+
+ART_13 = ("符合下列情形之一的，个人信息处理者方可处理个人信息：（一）取得个人的同意；（二）为订立、履行个人作为一方当事人的"
+          "合同所必需，或者按照依法制定的劳动规章制度和依法签订的集体合同实施人力资源管理所必需；（三）为履行法定职责或者"
+          "法定义务所必需；（四）为应对突发公共卫生事件，或者紧急情况下为保护自然人的生命健康和财产安全所必需；"
+          "依照本法其他有关规定，处理个人信息应当取得个人同意，但是有前款第二项至第七项规定情形的，不需取得个人同意。")
+ART_10 = ("任何组织、个人不得非法收集、使用、加工、传输他人个人信息，不得非法买卖、提供或者公开他人个人信息；"
+          "不得从事危害国家安全、公共利益的个人信息处理活动。")
+ART_25 = "个人信息处理者不得公开其处理的个人信息，取得个人单独同意的除外。"
+ART_47 = "有下列情形之一的，个人信息处理者应当主动删除个人信息；个人信息处理者未删除的，个人有权请求删除：（一）处理目的已实现。"
+LABOUR_40 = ("有下列情形之一的，用人单位提前三十日以书面形式通知劳动者本人或者额外支付劳动者一个月工资后，可以解除劳动合同:"
+             "（一）劳动者患病或者非因工负伤，在规定的医疗期满后不能从事原工作，也不能从事由用人单位另行安排的工作的；")
+CONSUMER_25 = "经营者采用网络方式销售商品，消费者有权自收到商品之日起七日内退货，且无需说明理由，但下列商品除外:（一）消费者定作的；"
+
+
+def by_text(article: str, fragment: str):
+    return next(c for c in clauses(article) if fragment in c.full)
+
+
+def test_clauses_read_list_items_with_their_introduction_and_keep_the_sentence_for_quoting():
+    items = [c for c in clauses(ART_13) if c.item]
+    assert [c.item for c in items] == ["（一）", "（二）", "（三）", "（四）"]
+    assert all(c.full.startswith("符合下列情形之一的，个人信息处理者方可处理个人信息：") for c in items)
+    tail = clauses(ART_10)[-1]
+    assert tail.text == "不得从事危害国家安全、公共利益的个人信息处理活动。" and tail.quote == ART_10  # keeps the subject
+    assert [c.text for c in clauses(ART_25)] == [ART_25]  # the exception stays with the rule it excepts
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("不需取得个人同意", "exempt"), ("不得公开", "prohibit"), ("有权请求删除", "permit"), ("应当告知", "oblige"),
+    ("个人信息是以电子方式记录的各种信息", "none")])
+def test_modality_of_a_sentence(text, expected):
+    assert modality(text) == expected
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("公司把我的手机号卖给别人合法吗？", "permission"), ("App收集孩子信息需要家长同意吗？", "need"),
+    ("我能要求App删除我的信息吗？", "right"), ("信息被泄露了该怎么维权？", "howto"), ("第四十九条讲什么的", "info"),
+    ("四十四条规定了个人的什么权利？", "info"), ("我只是个普通人，也能举报吗？", "right")])
+def test_what_the_question_asks(question, kind):
+    assert ask_kind(question) == kind
+
+
+def test_a_prohibition_answers_a_may_question_no():
+    assert decide("网站能把我的浏览记录卖给广告商吗？", by_text(ART_10, "买卖")).label == "不可以"
+
+
+def test_the_exception_is_applied_only_when_the_question_is_about_it():
+    rule = by_text(ART_25, "不得公开")
+    assert decide("人事把体检结果贴在公告栏上了，这样做行吗？", rule).label == "不可以"
+    assert decide("商场专门找我签了单独同意书，取得了我的单独同意，这样能公开吗？", rule).label == "可以"
+
+
+def test_an_exception_list_inverts_the_rule_it_excepts():
+    item = by_text(CONSUMER_25, "定作")
+    assert decide("在网上定做了一件印着我名字的T恤，能七天无理由退吗？", item).label == "不可以"
+
+
+def test_a_lawful_ground_other_than_consent_means_no_consent_is_needed():
+    hr = by_text(ART_13, "人力资源管理")
+    assert decide("公司用工牌记录考勤，需要员工另外签同意书吗？", hr).label == "不需要"
+    assert decide("公司用工牌记录考勤，需要员工另外签同意书吗？", by_text(ART_13, "（一）")).label == "视情况"
+    assert decide("急救人员没经我同意翻我手机找家属，这样可以吗？", by_text(ART_13, "紧急情况")).label == "可以"
+
+
+def test_an_item_takes_the_rule_of_its_introduction_not_the_words_of_the_case():
+    # "不能从事原工作" describes the case; "可以解除" is the rule
+    assert decide("医疗期满后干不了原来的活，公司能跟我解除合同吗？", by_text(LABOUR_40, "医疗期满")).label == "可以"
+
+
+def test_a_conditional_duty_is_answered_it_depends_and_a_listed_case_grants_the_right():
+    conditional = clauses("处理个人信息达到国家网信部门规定数量的个人信息处理者应当指定个人信息保护负责人。")[0]
+    assert decide("三十人的小公司必须指定个人信息保护负责人吗？", conditional).label == "视情况"
+    # a right granted where one of the listed cases applies: the matched case is the question's, so it may
+    assert decide("会员卡到期不续了，我能让健身房删掉我的人脸照片吗？", by_text(ART_47, "处理目的已实现")).label == "可以"
+
+
+def test_how_to_and_lookup_questions_are_answered_with_an_explanation():
+    assert decide("信息被泄露了我可以去哪投诉？", None).label == "说明"
+    assert decide("网站能卖我的信息吗？", None).label == "视情况"  # no clause found: never a guess
+
+
+def test_the_stated_label_of_a_sentence():
+    assert stated_label("不可以，网站不能出售。") == "不可以"
+    assert stated_label("网站在取得同意后可以提供。") == "可以"
+    assert stated_label("视情况，取决于是否必需。") == "视情况"
+    assert stated_label("根据第十条。") is None
+
+
+def test_numbers_must_come_from_the_articles():
+    article = "增加赔偿的金额为消费者购买商品的价款的三倍；增加赔偿的金额不足五百元的，为五百元。"
+    assert numbers_ok("可以要求三倍赔偿，不足500元按500元算。", article)
+    assert not numbers_ok("可以要求十倍赔偿。", article) and not numbers_ok("七日内可以退货。", article)
+
+
+def test_a_sentence_is_kept_only_when_supported_and_consistent_with_the_label():
+    model = SupportModel(intercept=-4.0, lexical=8.0, llm=1.0, threshold=0.5)
+    sources = ART_10
+    assert judge_sentence("不可以，任何组织、个人不得非法买卖他人个人信息。", sources, "不可以", model=model).kept
+    assert judge_sentence("可以，网站可以出售浏览记录。", sources, "不可以", model=model).why == "与结论相反"
+    assert not judge_sentence("建议您立即报警并保留聊天截图作为证据。", sources, None, model=model).kept
+    # the model's own 是/否 logit can veto a sentence whose words are all the article's
+    assert not judge_sentence("不可以，任何组织、个人不得非法买卖他人个人信息。", sources, "不可以", d=-12.0,
+                              model=model).kept

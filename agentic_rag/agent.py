@@ -10,14 +10,13 @@ from __future__ import annotations
 import logging
 import threading
 
-from google.adk.apps import App
 
 from . import terminal
 from .config import Settings, get_settings
 from .llm.models import LOCAL_PREFIX, ROLES, model_name
+from .oneshot import build_app
 from .retrieval.retriever import get_retriever
 from .safety import redact
-from .safety.guard import InputGuard
 from .workflow import ConditionalWorkflowAgent
 
 log = logging.getLogger(__name__)
@@ -43,4 +42,4 @@ terminal.install()  # `adk run` only: stream the answer there too
 threading.Thread(target=warm_up, args=(_settings,), name="warm-up", daemon=True).start()
 
 root_agent = ConditionalWorkflowAgent(settings=_settings)
-app = App(name="agentic_rag", root_agent=root_agent, plugins=[InputGuard(_settings.max_query_chars)])
+app = build_app(root_agent, _settings)

@@ -103,6 +103,7 @@ class Settings(BaseSettings):
 
     # --- LLMs
     agentic_rag_model: str | None = Field(None, description="LiteLLM model string or local/<gguf name>")
+    contextualiser_model: str | None = Field(None, description="turns a follow-up into a standalone question")
     router_model: str | None = None
     rewriter_model: str | None = None
     evaluator_model: str | None = None

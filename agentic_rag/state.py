@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .retrieval.types import Article, Retrieval
 
@@ -162,6 +162,72 @@ class Answer(BaseModel):
     sentences: list[Sentence] = Field(default_factory=list)
 
 
+# ----------------------------------------------------------------------------- the conversation
+# Caps of what a session remembers (issue 19): a few turns, short questions, a handful of cited articles.
+MAX_TURNS = 3
+MAX_QUESTION_CHARS = 200
+MAX_CITED = 8
+MAX_OPTIONS = 6
+MAX_OPTION_CHARS = 60
+ContextKind = Literal["first", "self_contained", "follow_up", "clarify_reply", "vague"]
+
+
+class Turn(BaseModel):
+    """One answered question of the conversation, as later turns may use it: never the answer's text."""
+
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(max_length=MAX_QUESTION_CHARS)  # the standalone question that was answered
+    route: RouteKind
+    law: str | None = Field(None, max_length=80)  # the law the turn was about (several-law knowledge bases)
+    cited: list[tuple[str, int]] = Field(default_factory=list, max_length=MAX_CITED)  # (law, article) shown or cited
+
+
+class Pending(BaseModel):
+    """A clarifying question is waiting for its answer: the vague question and the options that were offered."""
+
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(max_length=MAX_QUESTION_CHARS)
+    options: list[str] = Field(default_factory=list, max_length=MAX_OPTIONS)
+
+
+class Conversation(BaseModel):
+    """What the session remembers between questions. Stored by the workflow at the end of every turn and read back
+    only from the workflow's own stored events (`conversation.history`), never from session state: clients of
+    `adk api_server` can write any state key."""
+
+    model_config = ConfigDict(extra="forbid")
+    turns: list[Turn] = Field(default_factory=list, max_length=MAX_TURNS)
+    pending: Pending | None = None
+
+
+class Contextualised(BaseModel):
+    """How the contextualise stage understood the message: the question the pipeline answers, and what it takes
+    from the conversation (the previous turn's articles as extra graded candidates, its law as focus)."""
+
+    question: str  # the standalone question (also in QUESTION)
+    kind: ContextKind
+    source: Literal["message", "rule", "llm", "fallback"] = "message"  # how `question` was obtained
+    reason: str = ""  # which signal decided the kind
+    called: bool = False  # a model call was made (the contextualiser's role)
+    history: list[str] = Field(default_factory=list)  # the earlier standalone questions the condensation used
+    history_articles: list[tuple[str, int]] = Field(default_factory=list)  # previous turn's (law, article) ids
+    focus_laws: list[str] = Field(default_factory=list)  # several laws: the previous turn's law
+    error: str | None = None  # why the model's condensation was not used
+
+    @property
+    def uses_history(self) -> bool:
+        return self.kind in ("follow_up", "clarify_reply")
+
+
+class Clarification(BaseModel):
+    """One clarifying question for a question too vague to retrieve for (issue 19; design 001's 渐进式追问)."""
+
+    question: str  # the vague question
+    ask: str  # the targeted question put to the user
+    options: list[str] = Field(default_factory=list, max_length=MAX_OPTIONS)  # from the knowledge base's structure
+    reason: str = ""
+
+
 class Slot(Generic[T]):
     """One state key and its type: `get` validates what a reader gets, `delta` serialises what a writer puts."""
 
@@ -177,7 +243,12 @@ class Slot(Generic[T]):
         return {self.key: None if value is None else self._adapter.dump_python(value, mode="json")}
 
 
-USER_QUERY: Slot[str] = Slot("user_query", str)
+USER_QUERY: Slot[str] = Slot("user_query", str)  # the user's literal message (the workflow's intake)
+QUESTION: Slot[str] = Slot("question", str)  # the question the pipeline answers (the contextualise stage)
+CONTEXT: Slot[Contextualised] = Slot("contextualise", Contextualised)
+CLARIFY: Slot[Clarification] = Slot("clarification", Clarification)
+# Not per question: written by the workflow at the end of every turn; read back from its stored events only.
+CONVERSATION: Slot[Conversation] = Slot("conversation", Conversation)
 KB_LAW: Slot[str] = Slot("kb_law", str)  # the knowledge base's law title; None for a collection of several laws
 KB_LAWS: Slot[list[str]] = Slot("kb_laws", list[str])
 ROUTE: Slot[Route] = Slot("route", Route)
@@ -201,7 +272,7 @@ ERRORS: Slot[list[str]] = Slot("errors", list[str])
 RAW: Slot[dict[str, str]] = Slot("raw_outputs", dict[str, str])
 
 # Written per question; cleared when the next question of the session starts.
-PER_QUESTION: tuple[Slot, ...] = (ROUTE, REWRITE, PLAN, RETRIEVAL, QUALITY, QUALITY_SCORE, QUALITY_PASSED, ATTEMPTS,
+PER_QUESTION: tuple[Slot, ...] = (QUESTION, CONTEXT, CLARIFY, ROUTE, REWRITE, PLAN, RETRIEVAL, QUALITY, QUALITY_SCORE, QUALITY_PASSED, ATTEMPTS,
                                   WEB, PATH, CITATIONS, ANSWER, FINAL_ANSWER, TIMINGS, LLM_CALLS, LLM_USAGE, ERRORS, RAW)
 
 
@@ -225,6 +296,11 @@ __all__ = [
     "Sentence",
     "Attempt",
     "Citations",
+    "Clarification",
+    "Contextualised",
+    "Conversation",
+    "Pending",
+    "Turn",
     "Plan",
     "Quality",
     "Retrieval",

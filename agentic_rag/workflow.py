@@ -1,11 +1,14 @@
 """ConditionalWorkflowAgent — the composition of the stages, and nothing else.
 
+    message → ContextualiseAgent ─ vague first message → ClarifyAgent ─────────────── (path clarify) ──┐
+    (follow-up → standalone question, with the conversation rebuilt from stored events)                │
     question → RouterAgent ─ chitchat / out_of_kb ──────────────────────────────────────────┐
                   └ kb / multi → QueryRewriterAgent → [ RetrievalAgent → QualityEvaluatorAgent ] × attempts
                                    (retry policy: switch matcher, rewrite from what is missing; best kept)
              → branch (CRAG): correct → answer · ambiguous → hedged answer · incorrect → WebSearchAgent → answer
                or "not in the knowledge base" · model failure → degraded
              → AnswerGeneratorAgent (every final text; citations checked before they are shown)
+             → the turn recorded in the conversation (`conversation.next_conversation`)
 
 Each stage owns its prompt, parsing, fallback and typed output (`state`); the time and LLM calls of a question are
 counted in one place (`stages.base.QuestionRun`) and bounded by its deadline. Nothing is raised to the server: a
@@ -23,6 +26,7 @@ from google.adk.events import Event
 from google.adk.models.base_llm import BaseLlm
 from pydantic import ConfigDict, PrivateAttr
 
+from . import conversation
 from .config import Settings, get_settings
 from .knowledge.index import IndexError_
 from .weights import ModelNotAvailableError
@@ -31,6 +35,8 @@ from .retry_policy import attempt_budget, first_plan, next_plan, stop_reason
 from .safety.guard import parse_marker
 from .stages.answer.agent import AnswerStage
 from .stages.base import Stage, end_question, question_run, state_event, user_text
+from .stages.clarify import ClarifyStage
+from .stages.contextualise.agent import ContextualiseStage
 from .stages.grade.agent import GradeStage
 from .stages.retrieve import RetrieveStage
 from .stages.rewrite.agent import RewriteStage
@@ -38,6 +44,8 @@ from .stages.router.agent import RouterStage
 from .stages.web import WebStage
 from .state import (
     ATTEMPTS,
+    CONTEXT,
+    CONVERSATION,
     ERRORS,
     FINAL_ANSWER,
     LLM_CALLS,
@@ -89,6 +97,8 @@ def attempt_record(plan: Plan, retrieval: Retrieval, quality: Quality) -> Attemp
 class ConditionalWorkflowAgent(BaseAgent):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    contextualiser: ContextualiseStage
+    clarifier: ClarifyStage
     router: RouterStage
     rewriter: RewriteStage
     retriever: RetrieveStage
@@ -109,6 +119,10 @@ class ConditionalWorkflowAgent(BaseAgent):
             return cls(name=name_, description=description_, settings=settings, model=models.get(role), **kw)
 
         stages = dict(
+            contextualiser=llm(ContextualiseStage, "ContextualiseAgent", "contextualiser",
+                               "结合对话上文：把追问改写成完整的问题（首轮与完整的问题不调用模型）"),
+            clarifier=ClarifyStage(name="ClarifyAgent", description="问题过于笼统时先追问一次（选项取自知识库的章节 / 法律）",
+                                   settings=settings, retriever_factory=factory),
             router=llm(RouterStage, "RouterAgent", "router", "问题路由：知识库 / 多意图 / 知识库之外 / 闲聊",
                        retriever_factory=factory),
             rewriter=llm(RewriteStage, "QueryRewriterAgent", "rewriter", "查询改写：主查询、变体、关键词"),
@@ -129,7 +143,8 @@ class ConditionalWorkflowAgent(BaseAgent):
             question, problem = self._intake(ctx)
             yield self._emit(ctx, merge(*(s.delta(None) for s in PER_QUESTION), USER_QUERY.delta(question)))
             if problem:
-                yield self._emit(ctx, merge(PATH.delta("rejected"), FINAL_ANSWER.delta(problem)), problem)
+                yield self._emit(ctx, merge(PATH.delta("rejected"), FINAL_ANSWER.delta(problem), self._turn(ctx)),
+                                 problem)
                 return
             try:
                 async for event in self._answer(ctx):
@@ -138,12 +153,21 @@ class ConditionalWorkflowAgent(BaseAgent):
                 message = failure_text(e)
                 run.errors.append(message)
                 yield self._emit(ctx, merge(PATH.delta("error"), FINAL_ANSWER.delta(message)), message)
-            yield self._emit(ctx, self._accounts(run))
+            yield self._emit(ctx, merge(self._accounts(run), self._turn(ctx)))
         finally:
             end_question(ctx)
 
     async def _answer(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
+        async for event in self._stage(self.contextualiser, ctx):
+            yield event
+        if CONTEXT.get(state).kind == "vague":
+            async for event in self._stage(self.clarifier, ctx):
+                yield event
+            yield self._emit(ctx, PATH.delta("clarify"))
+            async for event in self._stage(self.answerer, ctx):
+                yield event
+            return
         async for event in self._stage(self.router, ctx):
             yield event
         if ROUTE.get(state).kind in ("kb", "multi"):
@@ -226,6 +250,12 @@ class ConditionalWorkflowAgent(BaseAgent):
             return validate_query(text, self._settings.max_query_chars), None
         except QueryError as e:
             return None, str(e)
+
+    def _turn(self, ctx: InvocationContext) -> dict:
+        """The conversation after this turn, recorded on the workflow's own event (the only place history is read
+        back from: a client's `stateDelta` under the same key is overwritten here and never read)."""
+        previous = conversation.history(ctx.session.events, self.name, ctx.invocation_id)
+        return CONVERSATION.delta(conversation.next_conversation(previous, ctx.session.state))
 
     def _out_of_time(self, ctx: InvocationContext) -> str | None:
         remaining = question_run(ctx, self._settings).budget.remaining()

@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentic_rag.stages.answer.support import _CJK, bigram_support, numbers_ok  # noqa: E402
+from agentic_rag.stages.answer.support import _CJK, SupportModel, bigram_support, judge_sentence  # noqa: E402
 
 LABELS = ROOT / "eval" / "support_sentences.jsonl"
 RAW = ROOT / "eval" / "support_sentences_raw.jsonl"
@@ -52,8 +52,10 @@ def sources(r: dict) -> str:
 
 
 def code_features(r: dict) -> dict:
-    return {"lexical": bigram_support(r["sentence"], _CJK.sub("", sources(r))),
-            "numbers_ok": numbers_ok(r["sentence"], sources(r))}
+    """The code checks of a sentence: its wording's share in the sources, and whether it passes the rules that
+    stop a sentence whatever its wording (numbers not in the articles, a citation with nothing else)."""
+    rules = judge_sentence(r["sentence"], sources(r), None, model=SupportModel(0.0, 0.0, 0.0, 0.0))
+    return {"lexical": bigram_support(r["sentence"], _CJK.sub("", sources(r))), "numbers_ok": rules.kept}
 
 
 async def _llm_features(rows: list[dict]) -> None:

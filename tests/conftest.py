@@ -112,6 +112,31 @@ def fake_retriever(fake_data_dir):
     return make(fake_data_dir)
 
 
+LAWREFBOOK = SHARED_DATA / "lawrefbook" / "lawrefbook_articles.jsonl.gz"
+MULTILAW_KB = [line for line in (PROJECT_ROOT / "eval" / "multilaw_laws.txt").read_text(encoding="utf-8").split("\n")
+               if line]
+
+
+@pytest.fixture(scope="session")
+def fake_multilaw_retriever(tmp_path_factory):
+    """The six laws of eval/multilaw_laws.txt from the real LawRefBook text, indexed with the fast fake embedder."""
+    import gzip
+    import json
+
+    if not LAWREFBOOK.exists():
+        pytest.skip(f"{LAWREFBOOK} missing (the shared data folder)")
+    from tests.fakes.retriever import build_fake_index, fake_retriever
+
+    corpus = tmp_path_factory.mktemp("ml") / "six_laws.jsonl.gz"
+    with gzip.open(LAWREFBOOK, "rt", encoding="utf-8") as src, gzip.open(corpus, "wt", encoding="utf-8") as dst:
+        for line in src:
+            row = json.loads(line)
+            if row["law"] in MULTILAW_KB and not row["category"].startswith("DLC/"):
+                dst.write(line)
+    data_dir = build_fake_index(tmp_path_factory.mktemp("ml_index"), corpus, laws=MULTILAW_KB)
+    return fake_retriever(data_dir)
+
+
 @pytest.fixture(scope="session")
 def pipl_data_dir(tmp_path_factory) -> Path:
     """A real index of chinese_law.txt built once per test session with EmbeddingGemma."""

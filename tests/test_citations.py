@@ -20,8 +20,11 @@ def art(n: int, text: str = "……", law: str = PIPL) -> Article:
     return Article(id=f"{law}#{n}", title=f"《{law}》第{n}条", law=law, article=n, article_cn=f"第{n}条", text=text)
 
 
+ART_10 = "任何组织、个人不得非法收集、使用他人个人信息，不得非法买卖、提供或者出售他人个人信息；处理须经同意的适用条件。"
+
+
 def pipl(*numbers: int, web: str = "", withheld: tuple[int, ...] = ()) -> Evidence:
-    articles = [art(n, ART_45 if n == 45 else "……") for n in numbers]
+    articles = [art(n, {45: ART_45, 10: ART_10}.get(n, "……")) for n in numbers]
     return Evidence(articles=articles, kb_laws=[PIPL], web_text=web, withheld=[art(n) for n in withheld])
 
 
@@ -94,6 +97,13 @@ def test_stream_shows_only_checked_sentences_and_ends_equal_to_the_check():
     # the sentence left with only the invented citation is dropped; the colon moves out of the bold so it renders
     assert streamed == "依据第十条，不得出售。\n**适用条件**：须经同意。"
     assert streamed == tidy(check(answer, ev)[0])  # and the stream ends where the whole-text check does
+
+
+def test_stream_drops_a_sentence_the_articles_do_not_support():
+    stream = VerifiedStream(pipl(10))
+    answer = "依据第十条，不得出售。建议您立即报警并保留三年的聊天记录。"
+    streamed = "".join(stream.feed(answer[i:i + 4]) for i in range(0, len(answer), 4)) + stream.flush()
+    assert streamed == "依据第十条，不得出售。" and stream.dropped == ["建议您立即报警并保留三年的聊天记录。"]
 
 
 def test_a_sentence_left_with_only_a_removed_citation_is_dropped_whole():

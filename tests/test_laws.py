@@ -2,7 +2,6 @@
 and eval gold as (law, article) pairs. Built from the real LawRefBook text of six laws, with the fast fake embedder."""
 from __future__ import annotations
 
-import gzip
 import json
 
 import pytest
@@ -11,10 +10,9 @@ from agentic_rag.eval.retrieval import evaluate, gold_keys
 from agentic_rag.knowledge.corpus import CorpusError, load_corpus
 from agentic_rag.legal.laws import laws_named, national_title, resolve
 from agentic_rag.stages.answer.citations import Evidence, check
-from tests.conftest import PROJECT_ROOT, SHARED_DATA
+from tests.conftest import LAWREFBOOK
+from tests.conftest import MULTILAW_KB as KB
 
-LAWREFBOOK = SHARED_DATA / "lawrefbook" / "lawrefbook_articles.jsonl.gz"
-KB = [line for line in (PROJECT_ROOT / "eval" / "multilaw_laws.txt").read_text(encoding="utf-8").split("\n") if line]
 LABOUR, CONSUMER, PIPL, CIVIL = ("中华人民共和国劳动合同法", "中华人民共和国消费者权益保护法",
                                  "中华人民共和国个人信息保护法", "中华人民共和国民法典")
 
@@ -36,19 +34,8 @@ def test_laws_named_anywhere_in_a_question():
 
 
 @pytest.fixture(scope="module")
-def multilaw(tmp_path_factory):
-    if not LAWREFBOOK.exists():
-        pytest.skip(f"{LAWREFBOOK} missing (the shared data folder)")
-    from tests.fakes.retriever import build_fake_index, fake_retriever
-
-    corpus = tmp_path_factory.mktemp("ml") / "six_laws.jsonl.gz"
-    with gzip.open(LAWREFBOOK, "rt", encoding="utf-8") as src, gzip.open(corpus, "wt", encoding="utf-8") as dst:
-        for line in src:
-            row = json.loads(line)
-            if row["law"] in KB and not row["category"].startswith("DLC/"):
-                dst.write(line)
-    data_dir = build_fake_index(tmp_path_factory.mktemp("ml_index"), corpus, laws=KB)
-    return fake_retriever(data_dir)
+def multilaw(fake_multilaw_retriever):
+    return fake_multilaw_retriever
 
 
 def test_the_manifest_lists_the_laws_and_unknown_titles_are_refused(multilaw, tmp_path):

@@ -98,7 +98,40 @@ def _answers(args: argparse.Namespace) -> dict:
     return result
 
 
-COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route, "answers": _answers}
+def _conversation(args: argparse.Namespace) -> dict:
+    from ..oneshot import build_app
+    from ..retrieval.retriever import LocalRetriever
+    from ..workflow import ConditionalWorkflowAgent
+    from .conversation import evaluate_conversations, load_conversations, run_config
+
+    base = get_settings().model_copy(update={"agentic_rag_model": args.model} if args.model else {})
+    dirs = {kb: d for kb, d in (("pipl", args.pipl_dir), ("multilaw", args.multilaw_dir)) if d}
+    if not dirs:
+        raise ValueError("give the index of at least one knowledge base: --pipl-dir and/or --multilaw-dir")
+    rows = load_conversations(args.dataset, args.split, tuple(dirs))[: args.limit or None]
+    apps, indexes = {}, {}
+    for kb in sorted({r["kb"] for r in rows}):
+        settings = base.model_copy(update={"data_dir": dirs[kb]})
+        retriever = LocalRetriever.from_settings(settings)  # one per knowledge base (not the process-wide one)
+        manifest = retriever.index.manifest
+        indexes[kb] = f"{manifest.embedder_id}:{manifest.corpus_sha256[:16]}:{manifest.doc_count}"
+        agent = ConditionalWorkflowAgent(settings=settings, retriever_factory=lambda r=retriever: r)
+        apps[kb] = build_app(agent, settings)
+
+    def progress(i: int, n: int, r: dict) -> None:
+        turns = " ".join(f"{t['kind']}:{t['path']}{'*' if t['answered_from_gold'] else ''}" for t in r["turns"])
+        print(f"[{i}/{n}] {r['id']:18} {turns}", file=sys.stderr, flush=True)
+
+    result = evaluate_conversations(rows, apps, args.mode, run_config(base, args.mode, indexes), progress,
+                                    checkpoint=args.checkpoint)
+    result.update(dataset=str(args.dataset), split=args.split, mode=args.mode)
+    print(json.dumps({"summary": result["summary"], "signals": result["signals"]}, ensure_ascii=False, indent=2),
+          file=sys.stderr)
+    return result
+
+
+COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route, "answers": _answers,
+            "conversation": _conversation}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,11 +175,24 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--limit", type=int)
     a.add_argument("--checkpoint", type=Path, help="append each finished question here; skip those already in it")
     a.add_argument("--json", type=Path, help="also write the JSON result here")
+    c = sub.add_parser("conversation", help="multi-turn conversations: follow-ups answered from gold, clarifying "
+                                            "questions, contextualise calls; --mode off asks every turn alone")
+    c.add_argument("--dataset", type=Path, required=True)
+    c.add_argument("--split", choices=("dev", "test", "all"), default="dev")
+    c.add_argument("--mode", choices=("on", "off"), default="on",
+                   help="on: the turns of a conversation in one session; off: every turn in a fresh session")
+    c.add_argument("--pipl-dir", type=Path, help="index of the PIPL knowledge base (the pipl conversations)")
+    c.add_argument("--multilaw-dir", type=Path, help="index of the six-law knowledge base (the multilaw ones)")
+    c.add_argument("--model", help="LiteLLM model string or local/<gguf> (default: the configured model)")
+    c.add_argument("--limit", type=int, help="only the first N conversations")
+    c.add_argument("--checkpoint", type=Path,
+                   help="append each finished conversation here (JSONL) and skip those already in it")
+    c.add_argument("--json", type=Path, help="also write the JSON result here")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         result = COMMANDS[args.command](args)
-    except (IndexError_, ModelNotAvailableError, ValueError, FileNotFoundError) as e:
+    except (IndexError_, ModelNotAvailableError, ValueError, FileNotFoundError) as e:  # CheckpointMismatchError too
         print(f"error: {e}", file=sys.stderr)
         return 1
     text = json.dumps(result, ensure_ascii=False)

@@ -1,6 +1,7 @@
 """Which LLM each stage uses.
 
-Order: the per-stage override (ROUTER_MODEL / REWRITER_MODEL / EVALUATOR_MODEL / ANSWER_MODEL) → AGENTIC_RAG_MODEL
+Order: the per-stage override (CONTEXTUALISER_MODEL / ROUTER_MODEL / REWRITER_MODEL / EVALUATOR_MODEL / ANSWER_MODEL)
+→ AGENTIC_RAG_MODEL
 → ``deepseek/deepseek-chat`` when DEEPSEEK_API_KEY is set → the embedded local model (``local/<gguf>``, llama.cpp
 in process). Any LiteLLM model string works (``openai/...``, ``ollama_chat/...`` with their usual env vars);
 ``local/...`` is the in-process GGUF; other registered ADK models (tests register a scripted fake) resolve through
@@ -18,7 +19,8 @@ from ..config import Settings, reveal
 
 log = logging.getLogger(__name__)
 
-Role = Literal["router", "rewriter", "evaluator", "answer"]
+# contextualiser: a follow-up → a standalone question (one short line, only on follow-ups of a conversation)
+Role = Literal["contextualiser", "router", "rewriter", "evaluator", "answer"]
 ROLES: tuple[Role, ...] = get_args(Role)
 JSON_ROLES: frozenset[str] = frozenset({"router", "rewriter", "evaluator"})
 LOCAL_PREFIX = "local/"

@@ -162,9 +162,11 @@ class LocalRetriever:
     # ------------------------------------------------------------------ main entry
     def retrieve(self, query: str, variants: Sequence[str] = (), main_query: str | None = None,
                  keywords: Sequence[str] = (), matcher: Matcher = "ensemble", top_k_: int | None = None,
-                 rerank: bool = True, exclude: Sequence[str] = ()) -> Retrieval:
+                 rerank: bool = True, exclude: Sequence[str] = (), focus_laws: Sequence[str] = ()) -> Retrieval:
         """Search the index for `query` (plus the rewriter's `main_query`, `variants` and `keywords`); articles
-        whose id is in `exclude` (already judged by an earlier attempt) are skipped, looked-up ones excepted."""
+        whose id is in `exclude` (already judged by an earlier attempt) are skipped, looked-up ones excepted.
+        `focus_laws` (several laws: the law a conversation is about) are favoured like a law the query names, when
+        it names none."""
         query = validate_query(query, self.settings.max_query_chars)
         if matcher not in MATCHERS:
             raise QueryError(f"unknown matcher {matcher!r}; one of {', '.join(MATCHERS)}")
@@ -172,7 +174,7 @@ class LocalRetriever:
         timings: dict[str, float] = {}
         lists, dense = self._rank(self._texts(query, main_query, variants, keywords), analysis, matcher, timings)
         t0 = time.perf_counter()
-        fused, focus = self._law_aware(weighted_rrf(lists, k=self.settings.rrf_k), query)
+        fused, focus = self._law_aware(weighted_rrf(lists, k=self.settings.rrf_k), query, focus_laws)
         pinned = self.lookup(analysis.refs)
         timings["fusion"] = (time.perf_counter() - t0) * 1000
         skip = set(exclude)
@@ -188,12 +190,15 @@ class LocalRetriever:
                          signals=self._signals(query, dense, top, bool(pinned)), focus_laws=focus,
                          timings_ms={k_: round(v, 1) for k_, v in timings.items()})
 
-    def _law_aware(self, fused: list[FusedHit], query: str) -> tuple[list[FusedHit], list[str]]:
-        """In a knowledge base of several laws, favour the law the question names, or else the one its best hits
-        agree on (a vote of the top hits weighted by fused score)."""
+    def _law_aware(self, fused: list[FusedHit], query: str,
+                   focus_laws: Sequence[str] = ()) -> tuple[list[FusedHit], list[str]]:
+        """In a knowledge base of several laws, favour the law the question names, or else the law the conversation
+        is about (`focus_laws`), or else the one its best hits agree on (a vote of the top hits weighted by fused
+        score)."""
         if len(self.laws) < 2 or not fused:
             return fused, []
-        focus, boost = laws_named(query, self.laws), NAMED_LAW_BOOST
+        focus = laws_named(query, self.laws) or [law for law in focus_laws if law in self.laws]
+        boost = NAMED_LAW_BOOST
         if not focus:
             votes: dict[str, float] = {}
             for h in fused[:LAW_VOTERS]:

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 QueryType = Literal["exact", "keyword", "semantic"]
-Role = Literal["evidence", "follow_up"]
+Role = Literal["evidence", "follow_up", "history"]
 
 
 class Article(BaseModel):
@@ -26,7 +26,9 @@ class Article(BaseModel):
     # {"vector": {"rank": 1, "score": 0.62}, "bm25": {...}, "lookup": {...}, "follow_up": {"from": "id"}}
     channels: dict[str, dict[str, float | int | str]] = Field(default_factory=dict)
     search_type: str = ""
-    role: Role = "evidence"  # follow_up: added because an evidence article points to it (依照本法第X条)
+    # follow_up: added because an evidence article points to it (依照本法第X条); history: cited by the previous turn
+    # of the conversation, added as a candidate the grader still judges
+    role: Role = "evidence"
     sub_question: int | None = None  # index of the sub-question it was retrieved for (multi-intent)
     relevance: float | None = None  # the grader's P(relevant), when it judged this article
 

@@ -33,12 +33,15 @@ def articles_block(articles: list[Article], one_law: bool, chars: int = ARTICLE_
 
 
 FOLLOW_UPS_IN_PROMPT = 2
+HISTORY_IN_PROMPT = 3
 
 
 def prompt_articles(articles: list[Article], limit: int = ARTICLES_IN_PROMPT) -> list[Article]:
-    """The articles the grader and the answer see: the evidence, then at most two articles it refers to."""
+    """The articles the grader and the answer see: the evidence, then at most three articles the previous turn of
+    the conversation cited (judged like the rest), then at most two articles the evidence refers to."""
     evidence = [a for a in articles if a.role == "evidence"][:limit]
-    return evidence + [a for a in articles if a.role == "follow_up"][:FOLLOW_UPS_IN_PROMPT]
+    history = [a for a in articles if a.role == "history"][:HISTORY_IN_PROMPT]
+    return evidence + history + [a for a in articles if a.role == "follow_up"][:FOLLOW_UPS_IN_PROMPT]
 
 
 def shared_prefix(question: str, articles: list[Article], one_law: bool) -> str:

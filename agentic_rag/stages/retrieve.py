@@ -2,7 +2,10 @@
 
 A compound question is retrieved per sub-question and the lists are merged round-robin (dedup by article), so
 every sub-question keeps its share of the evidence. Articles the evidence points to (依照本法第X条) are added as
-follow-ups. The retriever is created lazily and shared by the process, so importing the app loads no model.
+follow-ups. A follow-up of a conversation (CONTEXT) adds the articles the previous turn cited as extra candidates
+(role `history`; the grader judges them like the rest) and, in a knowledge base of several laws, retrieves with the
+previous turn's law as focus when the question names none. The retriever is created lazily and shared by the
+process, so importing the app loads no model.
 """
 from __future__ import annotations
 
@@ -15,9 +18,11 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 from pydantic import PrivateAttr
 
+from ..legal.refs import ArticleRef
 from ..retrieval.follow_up import follow_ups
 from ..retrieval.retriever import LocalRetriever
-from ..state import PLAN, RETRIEVAL, ROUTE, USER_QUERY, Plan, Retrieval
+from ..retrieval.types import Article
+from ..state import CONTEXT, PLAN, QUESTION, RETRIEVAL, ROUTE, Plan, Retrieval
 from .base import Stage
 
 
@@ -38,6 +43,20 @@ def merge_per_question(results: list[Retrieval], sub_questions: list[str], top_k
                      timings_ms={k: round(sum(r.timings_ms.get(k, 0) for r in results), 1) for k in first.timings_ms})
 
 
+def history_articles(retriever: LocalRetriever, ids: list[tuple[str, int]], found: list[Article]) -> list[Article]:
+    """The previous turn's articles that retrieval did not find again, looked up by (law, article)."""
+    have = {a.key for a in found}
+    out = []
+    for law, number in ids:
+        if (law, number) in have or law not in retriever.laws:
+            continue
+        for doc in retriever.lookup([ArticleRef(article=number)], default_law=law)[:1]:
+            out.append(retriever.article(doc, role="history", search_type="history",
+                                         channels={"history": {"turn": "previous"}}))
+            have.add((law, number))
+    return out
+
+
 def summarize(result: Retrieval) -> str:
     if not result.articles:
         return "本地检索：未找到相关条文。"
@@ -45,7 +64,10 @@ def summarize(result: Retrieval) -> str:
     names = "、".join(a.article_cn if one_law else a.title for a in result.evidence)
     extra = [a for a in result.articles if a.role == "follow_up"]
     follow = f"；引用补充 {'、'.join(a.article_cn if one_law else a.title for a in extra)}" if extra else ""
-    return f"本地检索（{result.query_type}，{result.matcher}）：找到 {len(result.evidence)} 条 —— {names}{follow}"
+    earlier = [a for a in result.articles if a.role == "history"]
+    previous = f"；上一轮引用 {'、'.join(a.article_cn if one_law else a.title for a in earlier)}" if earlier else ""
+    return (f"本地检索（{result.query_type}，{result.matcher}）：找到 {len(result.evidence)} 条 —— "
+            f"{names}{previous}{follow}")
 
 
 class RetrieveStage(Stage):
@@ -61,23 +83,29 @@ class RetrieveStage(Stage):
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
-        plan, route = PLAN.get(state), ROUTE.get(state)
+        plan, route, context = PLAN.get(state), ROUTE.get(state), CONTEXT.get(state)
         subs = route.sub_questions if route and len(route.sub_questions) > 1 else []
-        result = await asyncio.to_thread(self._retrieve, USER_QUERY.get(state, ""), plan, subs)
+        earlier = list(context.history_articles) if context else []
+        focus = {"focus_laws": context.focus_laws} if context and context.focus_laws else {}
+        result = await asyncio.to_thread(self._retrieve, QUESTION.get(state, ""), plan, subs, earlier, focus)
         yield self.emit(ctx, RETRIEVAL.delta(result), summarize(result))
 
-    def _retrieve(self, question: str, plan: Plan, subs: list[str]) -> Retrieval:
+    def _retrieve(self, question: str, plan: Plan, subs: list[str], earlier: list[tuple[str, int]],
+                  focus: dict) -> Retrieval:
         retriever = self._factory()
         if subs:
-            results = [retriever.retrieve(q, matcher=plan.matcher, top_k_=plan.top_k, exclude=plan.exclude)
+            results = [retriever.retrieve(q, matcher=plan.matcher, top_k_=plan.top_k, exclude=plan.exclude, **focus)
                        for q in subs]
             # the gate's signals (cosine, margin, lexical overlap) were calibrated on whole questions
-            whole = retriever.retrieve(question, matcher=plan.matcher, top_k_=plan.top_k, exclude=plan.exclude)
+            whole = retriever.retrieve(question, matcher=plan.matcher, top_k_=plan.top_k, exclude=plan.exclude,
+                                       **focus)
             result = merge_per_question(results, subs, plan.top_k).model_copy(update={"signals": whole.signals})
         else:
             result = retriever.retrieve(question, variants=plan.variants, main_query=plan.main_query,
                                         keywords=plan.keywords, matcher=plan.matcher, top_k_=plan.top_k,
-                                        exclude=plan.exclude)
+                                        exclude=plan.exclude, **focus)
+        if earlier:
+            result.articles += history_articles(retriever, earlier, result.articles)
         depth = self.settings.follow_up_depth if self.settings.agentic_enabled else 0
         if depth and result.articles:
             result.articles += follow_ups(retriever, result.articles, depth)

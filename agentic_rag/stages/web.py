@@ -13,7 +13,7 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 
 from ..safety.fence import clean, clean_url
-from ..state import KB_LAW, REWRITE, USER_QUERY, WEB, WebOutcome, WebResult
+from ..state import KB_LAW, QUESTION, REWRITE, WEB, WebOutcome, WebResult
 from ..web import make_provider
 from .base import Stage
 
@@ -24,7 +24,7 @@ NOT_CONFIGURED = "未配置网络检索服务（SERPAPI_API_KEY / TAVILY_API_KEY
 
 def web_query(state) -> str:
     rewrite = REWRITE.get(state)
-    query = rewrite.main_query if rewrite else USER_QUERY.get(state, "")
+    query = rewrite.main_query if rewrite else QUESTION.get(state, "")
     law = (KB_LAW.get(state) or "").removeprefix("中华人民共和国")  # the short name people search with
     return f"{query} {law}".strip()
 

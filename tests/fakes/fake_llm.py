@@ -1,6 +1,6 @@
 """A scripted ADK model for workflow tests: registered as ``fake/...``, it answers by looking at the prompt.
 
-`FakeLlm.script` maps a role ("router", "rewriter", "evaluator", "answer") to a reply: a string, an exception instance to
+`FakeLlm.script` maps a role ("contextualiser", "router", "rewriter", "evaluator", "answer") to a reply: a string, an exception instance to
 raise (a provider failure), or a callable(prompt) -> str. Every prompt is recorded in `FakeLlm.calls`.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ Reply = str | BaseException | Callable[[str], str]
 
 def role_of(prompt: str) -> str:
     """Which stage asked: every stage's prompt ends with its 【任务】 line."""
-    for marker, role in (("【任务】路由", "router"), ("【任务】查询改写", "rewriter"), ("【任务】质量评估", "evaluator"),
+    for marker, role in (("【任务】改写追问", "contextualiser"), ("【任务】路由", "router"), ("【任务】查询改写", "rewriter"), ("【任务】质量评估", "evaluator"),
                          ("【任务】逐条判断", "relevance")):
         if marker in prompt:
             return role

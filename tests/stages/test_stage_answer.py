@@ -13,9 +13,9 @@ from agentic_rag.state import (
     KB_LAWS,
     PATH,
     QUALITY,
+    QUESTION,
     RETRIEVAL,
     ROUTE,
-    USER_QUERY,
     WEB,
     Quality,
     Route,
@@ -44,7 +44,7 @@ def quality(relevant, passed=True, action=None):
 
 
 def state(path, question="网站能把我的浏览记录卖给广告商吗？", numbers=(10, 23, 65), relevant=(10,), **extra):
-    base = {USER_QUERY.key: question, **KB_LAW.delta(PIPL), **KB_LAWS.delta([PIPL]), **PATH.delta(path),
+    base = {QUESTION.key: question, **KB_LAW.delta(PIPL), **KB_LAWS.delta([PIPL]), **PATH.delta(path),
             **RETRIEVAL.delta(Retrieval(query=question, query_type="semantic", matcher="ensemble",
                                         articles=[article(n) for n in numbers])),
             **QUALITY.delta(quality(relevant))}

@@ -8,7 +8,7 @@ import pytest
 from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.grade.agent import GradeStage, parse_quality, rule_verdict
 from agentic_rag.stages.grade.judge import Calibration, judge
-from agentic_rag.state import QUALITY, RETRIEVAL, ROUTE, USER_QUERY, Route
+from agentic_rag.state import QUALITY, QUESTION, RETRIEVAL, ROUTE, Route
 from tests.fakes.adk import run_agent
 from tests.fakes.mock_model import MockModel, MockScoringModel
 
@@ -58,7 +58,7 @@ def test_rules():
 
 def grade(fake_settings, reply, state_extra=None):
     stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=MockModel.create(reply))
-    state = {USER_QUERY.key: "问题", **RETRIEVAL.delta(retrieval(10, 23)), **(state_extra or {})}
+    state = {QUESTION.key: "问题", **RETRIEVAL.delta(retrieval(10, 23)), **(state_extra or {})}
     return stage, run_agent(stage, state=state)[0]
 
 
@@ -140,7 +140,7 @@ def test_the_embedded_model_grades_by_scoring_one_tail_per_article(fake_settings
     stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=model)
     r = retrieval(10, 23)
     r.signals = signals(cos=0.8, margin=0.3, lexical=0.8)
-    state, _ = run_agent(stage, state={USER_QUERY.key: "问题", **RETRIEVAL.delta(r)})
+    state, _ = run_agent(stage, state={QUESTION.key: "问题", **RETRIEVAL.delta(r)})
     q = QUALITY.get(state)
     assert q.source == "calibrated" and model.requests == []  # no generation, one scoring call
     (prefix, tails), = model.scored
@@ -152,5 +152,5 @@ def test_a_scoring_failure_is_a_model_error(fake_settings):
     model = MockScoringModel(diffs=[])
     model.diffs = TimeoutError("slow")  # type: ignore[assignment]
     stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=model)
-    state, _ = run_agent(stage, state={USER_QUERY.key: "问题", **RETRIEVAL.delta(retrieval(10))})
+    state, _ = run_agent(stage, state={QUESTION.key: "问题", **RETRIEVAL.delta(retrieval(10))})
     assert QUALITY.get(state).verdict == "model_error"

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from agentic_rag.stages.retrieve import RetrieveStage, merge_per_question
-from agentic_rag.state import PLAN, RETRIEVAL, ROUTE, USER_QUERY, Plan, Route
+from agentic_rag.state import PLAN, QUESTION, RETRIEVAL, ROUTE, Plan, Route
 from tests.fakes.adk import run_agent
 
 
 def retrieve(fake_settings, fake_retriever, question, route=None, **plan):
     stage = RetrieveStage(name="RetrievalAgent", settings=fake_settings, retriever_factory=lambda: fake_retriever)
     p = Plan(attempt=1, matcher=plan.get("matcher", "ensemble"), main_query=question, top_k=plan.get("top_k", 5))
-    state = {USER_QUERY.key: question, **PLAN.delta(p), **(ROUTE.delta(route) if route else {})}
+    state = {QUESTION.key: question, **PLAN.delta(p), **(ROUTE.delta(route) if route else {})}
     return RETRIEVAL.get(run_agent(stage, state=state)[0])
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from agentic_rag.stages.rewrite.agent import RewriteStage, parse_rewrite
-from agentic_rag.state import QUALITY, REWRITE, ROUTE, USER_QUERY, Quality, Rewrite, Route
+from agentic_rag.state import QUALITY, QUESTION, REWRITE, ROUTE, Quality, Rewrite, Route
 from tests.fakes.adk import run_agent
 from tests.fakes.mock_model import MockModel
 
@@ -19,12 +19,12 @@ def stage(fake_settings, *replies, first_attempt: bool = True):
 def test_by_default_a_first_attempt_uses_the_users_words_and_a_retry_is_rewritten(fake_settings):
     reply = json.dumps({"main_query": "出售个人信息的法律责任"}, ensure_ascii=False)
     s = stage(fake_settings, reply, first_attempt=False)
-    state, events = run_agent(s, state={USER_QUERY.key: Q})
+    state, events = run_agent(s, state={QUESTION.key: Q})
     assert REWRITE.get(state).source == "skipped" and REWRITE.get(state).main_query == Q and s._model.requests == []
     assert "首轮按原问题检索" in events[-1].content.parts[0].text
     quality = Quality(scores={}, total=10, threshold=32, passed=False, verdict="fail", source="llm", missing="罚则")
     first = REWRITE.get(state)
-    state, _ = run_agent(s, state={USER_QUERY.key: Q, **QUALITY.delta(quality), **REWRITE.delta(first)})
+    state, _ = run_agent(s, state={QUESTION.key: Q, **QUALITY.delta(quality), **REWRITE.delta(first)})
     assert REWRITE.get(state).source == "retry" and "罚则" in s._model.prompts[0]
 
 
@@ -37,7 +37,7 @@ def test_parse_rewrite_cleans_and_caps():
 
 def test_rewrite_from_the_model(fake_settings):
     s = stage(fake_settings, json.dumps({"main_query": "向他人提供个人信息"}, ensure_ascii=False))
-    state, events = run_agent(s, state={USER_QUERY.key: Q})
+    state, events = run_agent(s, state={QUESTION.key: Q})
     assert REWRITE.get(state).main_query == "向他人提供个人信息" and REWRITE.get(state).source == "llm"
     assert "【任务】查询改写" in s._model.prompts[0] and s._model.requests[0].config.temperature == 0.1
     assert all('"main_query"' not in (e.content.parts[0].text if e.content else "") for e in events)
@@ -45,16 +45,16 @@ def test_rewrite_from_the_model(fake_settings):
 
 def test_model_failure_falls_back_to_the_question(fake_settings):
     s = stage(fake_settings, ConnectionError("down"))
-    state, _ = run_agent(s, state={USER_QUERY.key: Q})
+    state, _ = run_agent(s, state={QUESTION.key: Q})
     assert REWRITE.get(state).main_query == Q and REWRITE.get(state).fallback and "暂不可用" in REWRITE.get(state).error
 
 
 def test_lookups_and_compound_questions_are_not_rewritten(fake_settings):
     s = stage(fake_settings, AssertionError("no call"))
-    state, _ = run_agent(s, state={USER_QUERY.key: "第五十七条是什么内容"})
+    state, _ = run_agent(s, state={QUESTION.key: "第五十七条是什么内容"})
     assert REWRITE.get(state).source == "skipped" and s._model.requests == []
     multi = Route(kind="multi", sub_questions=["a？", "b？"])
-    state, _ = run_agent(s, state={USER_QUERY.key: Q, **ROUTE.delta(multi)})
+    state, _ = run_agent(s, state={QUESTION.key: Q, **ROUTE.delta(multi)})
     assert REWRITE.get(state).source == "skipped"
 
 
@@ -62,7 +62,7 @@ def test_a_retry_rewrite_is_told_what_was_missing(fake_settings):
     s = stage(fake_settings, json.dumps({"main_query": "出售个人信息的法律责任"}, ensure_ascii=False))
     quality = Quality(scores={}, total=10, threshold=32, passed=False, verdict="fail", source="llm", missing="罚则")
     previous = Rewrite(main_query="向他人提供个人信息")
-    state, _ = run_agent(s, state={USER_QUERY.key: Q, **QUALITY.delta(quality), **REWRITE.delta(previous)})
+    state, _ = run_agent(s, state={QUESTION.key: Q, **QUALITY.delta(quality), **REWRITE.delta(previous)})
     assert REWRITE.get(state).source == "retry" and "罚则" in s._model.prompts[0]
     assert "向他人提供个人信息" in s._model.prompts[0]
 
@@ -70,5 +70,5 @@ def test_a_retry_rewrite_is_told_what_was_missing(fake_settings):
 def test_keyword_queries_are_not_rewritten(fake_settings):
     s = stage(fake_settings, AssertionError("no call"))
     for question in ("敏感个人信息 单独同意", "匿名化定义"):
-        state, _ = run_agent(s, state={USER_QUERY.key: question})
+        state, _ = run_agent(s, state={QUESTION.key: question})
         assert REWRITE.get(state).source == "skipped" and s._model.requests == []

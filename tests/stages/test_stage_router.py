@@ -7,7 +7,7 @@ import pytest
 
 from agentic_rag.stages.router.agent import RouterStage, decide
 from agentic_rag.stages.router.signals import clauses, other_laws_named, topics
-from agentic_rag.state import KB_LAW, KB_LAWS, ROUTE, USER_QUERY
+from agentic_rag.state import KB_LAW, KB_LAWS, QUESTION, ROUTE
 from tests.fakes.adk import run_agent, texts
 from tests.fakes.mock_model import MockModel
 
@@ -51,7 +51,7 @@ def router(fake_settings, fake_retriever, *replies, **update):
 
 def test_router_writes_the_route_and_the_knowledge_base(fake_settings, fake_retriever):
     stage = router(fake_settings, fake_retriever)
-    state, events = run_agent(stage, state={USER_QUERY.key: "公司把我的手机号卖给别人合法吗？"})
+    state, events = run_agent(stage, state={QUESTION.key: "公司把我的手机号卖给别人合法吗？"})
     assert ROUTE.get(state).kind == "kb" and KB_LAW.get(state) == PIPL[0] and KB_LAWS.get(state) == PIPL
     assert stage._model.requests == [] and "问题路由：知识库问题" in texts(events)[-1][1]
 
@@ -64,11 +64,11 @@ def test_router_asks_the_llm_when_signals_disagree_and_falls_back_on_garbage(fak
     original = agent_module.SIMILARITY_HIGH
     agent_module.SIMILARITY_HIGH = 0.0  # make any similarity "high" for the fake embedder
     try:
-        state, _ = run_agent(stage, state={USER_QUERY.key: question})
+        state, _ = run_agent(stage, state={QUESTION.key: question})
         assert ROUTE.get(state).source == "llm" and ROUTE.get(state).kind == "kb"
         assert "【任务】路由" in stage._model.prompts[0] and question in stage._model.prompts[0]
         stage = router(fake_settings, fake_retriever, "我觉得是知识库")
-        state, _ = run_agent(stage, state={USER_QUERY.key: question})
+        state, _ = run_agent(stage, state={QUESTION.key: question})
         assert ROUTE.get(state).kind == "kb" and ROUTE.get(state).source == "fallback"
     finally:
         agent_module.SIMILARITY_HIGH = original
@@ -76,15 +76,15 @@ def test_router_asks_the_llm_when_signals_disagree_and_falls_back_on_garbage(fak
 
 def test_router_splits_different_asks_but_not_one_ask_said_twice(fake_settings, fake_retriever):
     stage = router(fake_settings, fake_retriever)
-    state, _ = run_agent(stage, state={USER_QUERY.key: "App收集我的人脸信息要单独同意吗？信息泄露了公司要怎么赔偿？"})
+    state, _ = run_agent(stage, state={QUESTION.key: "App收集我的人脸信息要单独同意吗？信息泄露了公司要怎么赔偿？"})
     assert ROUTE.get(state).kind == "multi" and len(ROUTE.get(state).sub_questions) == 2
-    state, _ = run_agent(stage, state={USER_QUERY.key: "处理敏感个人信息要单独同意吗？处理敏感个人信息需要单独同意吗？"})
+    state, _ = run_agent(stage, state={QUESTION.key: "处理敏感个人信息要单独同意吗？处理敏感个人信息需要单独同意吗？"})
     assert ROUTE.get(state).kind == "kb"
 
 
 def test_router_is_off_when_the_loop_is_off(fake_settings, fake_retriever):
     stage = router(fake_settings, fake_retriever, agentic_enabled=False)
-    state, _ = run_agent(stage, state={USER_QUERY.key: "你好"})
+    state, _ = run_agent(stage, state={QUESTION.key: "你好"})
     assert ROUTE.get(state).kind == "kb" and ROUTE.get(state).source == "off"
 
 

@@ -7,7 +7,12 @@
 * web — the model answers from the local articles and the fenced web results; every sentence checked;
 * degraded — the model failed (or the time is up): the retrieved articles verbatim, with the cause said plainly;
 * none — the grader judged the articles insufficient and the web gave nothing: the standard reply;
-* chitchat / out_of_kb — what the assistant covers, with no retrieval; error — what failed and what was found.
+* chitchat / out_of_kb — what the assistant covers, with no retrieval; error — what failed and what was found;
+* clarify — the question was too vague to retrieve for: one targeted question back, with numbered options from
+  the knowledge base (ClarifyStage).
+
+Every path answers QUESTION, the standalone question of the contextualise stage (a follow-up understood with the
+conversation); the form and the checks are the same on every turn.
 """
 from __future__ import annotations
 
@@ -27,14 +32,15 @@ from ...safety.fence import RULE, web_block
 from ...state import (
     ANSWER,
     CITATIONS,
+    CLARIFY,
     FINAL_ANSWER,
     KB_LAW,
     KB_LAWS,
     PATH,
     QUALITY,
     RETRIEVAL,
+    QUESTION,
     ROUTE,
-    USER_QUERY,
     WEB,
     Answer,
     Ask,
@@ -82,7 +88,7 @@ def evidence_of(state) -> Evidence:
 def asks_of(state) -> list[str]:
     route = ROUTE.get(state)
     subs = route.sub_questions if route else []
-    return subs if len(subs) > 1 else [USER_QUERY.get(state, "")]
+    return subs if len(subs) > 1 else [QUESTION.get(state, "")]
 
 
 def articles_text(ev: Evidence) -> str:
@@ -106,7 +112,19 @@ def not_found(state) -> str:
     return text
 
 
+def clarify_text(state) -> str:
+    """The clarifying question (ClarifyStage chose the question and the options from the knowledge base)."""
+    clarification = CLARIFY.get(state)
+    if clarification is None:
+        return prompt.CLARIFY.format(ask="请具体说说您遇到的情况。")
+    options = "\n".join(f"{i}. {o}" for i, o in enumerate(clarification.options, start=1))
+    return prompt.CLARIFY.format(ask=clarification.ask) + \
+        (prompt.CLARIFY_OPTIONS.format(options=options) if options else "")
+
+
 def fixed_reply(state, path: str) -> str:
+    if path == "clarify":
+        return clarify_text(state)
     if path == "chitchat":
         return prompt.CHITCHAT.format(law=kb_label(state))
     if path == "out_of_kb":
@@ -157,7 +175,7 @@ class AnswerStage(LlmStage):
         if path == "pass" and quality is not None and quality.source == "rule:exact_lookup":
             text = form.lookup(ev.articles, KB_LAW.get(state) is not None) + prompt.DISCLAIMER
             yield self._final(ctx, text, self._listed(check(text, ev)[1], ev.articles), path,
-                              Answer(action="correct", asks=[Ask(question=USER_QUERY.get(state, ""), label="说明",
+                              Answer(action="correct", asks=[Ask(question=QUESTION.get(state, ""), label="说明",
                                                                  rule="lookup")]))
         elif path in ("pass", "hedged"):
             async for event in self._consult(ctx, ev, path):
@@ -239,13 +257,13 @@ class AnswerStage(LlmStage):
     async def _sentences(self, ctx: InvocationContext, ev: Evidence, plans: list[form.AskPlan],
                          one_law: bool) -> list[Sentence]:
         """The model's sentence per ask, each checked; a dropped one leaves the code's conclusion alone."""
-        prefix = shared_prefix(USER_QUERY.get(ctx.session.state, ""), form.quoted_articles(plans) or ev.articles,
+        prefix = shared_prefix(QUESTION.get(ctx.session.state, ""), form.quoted_articles(plans) or ev.articles,
                                one_law)
         raw = await self.ask(ctx, prefix + sentence_task(plans, one_law), json=False, max_tokens=SENTENCE_TOKENS * len(
             plans), temperature=0.1)
         texts = split_lines(raw, len(plans))
         logits = await self._support_logits(ctx, prefix, [t for t in texts if t])
-        sources = USER_QUERY.get(ctx.session.state, "") + "".join(a.text for a in ev.articles)
+        sources = QUESTION.get(ctx.session.state, "") + "".join(a.text for a in ev.articles)
         out = []
         for text, plan in zip(texts, plans):
             checked, record = check(text, ev)
@@ -309,7 +327,7 @@ class AnswerStage(LlmStage):
         support by the articles and the web text) before it is shown, and the final text is what was shown."""
         state = ctx.session.state
         web = WEB.get(state)
-        request = self.request(shared_prefix(USER_QUERY.get(state, ""), ev.articles, KB_LAW.get(state) is not None)
+        request = self.request(shared_prefix(QUESTION.get(state, ""), ev.articles, KB_LAW.get(state) is not None)
                                + prompt.WEB.format(web=web_block(web.results, 10_000), rule=RULE),
                                json=False, max_tokens=self.settings.answer_max_tokens, temperature=0.1)
         stream, streaming, shown = VerifiedStream(ev), self.streaming(ctx), []

@@ -27,7 +27,7 @@ from .conclusion import stated_label
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?|[一二两三四五六七八九十百千零〇]+)(?=\s*(倍|日|天|个月|月|年|元|万元|周岁|岁|小时|个工作日|%|项|次))"
                      r"|百分之[一二三四五六七八九十百零〇\d]+")
 _CJK = re.compile(r"[^\u4e00-\u9fff0-9]")
-NEGATIVE = {"不可以": "可以", "不需要": "需要"}
+FRAGMENT_CHARS = 3
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,14 @@ def support_model() -> SupportModel:
                         provenance=data.get("provenance", ""))
 
 
+# What a sentence says about its sources rather than what it claims: citations and the words that introduce them.
+_CITING = re.compile(r"《[^》]{1,40}》|第[一二三四五六七八九十百千零〇\d]+条(第[一二三四五六七八九十\d]+[款项])*|"
+                     r"根据|依据|依照|按照|参照|规定|本法|该法")
+
+
 def bigram_support(sentence: str, sources: str) -> float:
-    """Share of the sentence's character bigrams (CJK and digits) found in the sources."""
-    chars = _CJK.sub("", sentence)
+    """Share of the sentence's character bigrams (CJK and digits, citations left out) found in the sources."""
+    chars = _CJK.sub("", _CITING.sub("", sentence))
     grams = {chars[i:i + 2] for i in range(len(chars) - 1)}
     return sum(g in sources for g in grams) / len(grams) if grams else 1.0
 
@@ -90,6 +95,8 @@ class Verdict:
 def judge_sentence(sentence: str, sources: str, label: str | None, d: float | None = None,
                    model: SupportModel | None = None) -> Verdict:
     model = model or support_model()
+    if len(_CJK.sub("", _CITING.sub("", sentence))) < FRAGMENT_CHARS:  # 「根据第29条。」: a citation and nothing else
+        return Verdict(False, 0.0, "只有引用，没有内容")
     flat = _CJK.sub("", sources)
     lexical = bigram_support(sentence, flat)
     z = model.intercept + model.lexical * lexical + (model.llm * d if d is not None else 0.0)

@@ -22,10 +22,10 @@ from ...state import (
     QUALITY,
     QUALITY_PASSED,
     QUALITY_SCORE,
+    QUESTION,
     RAW,
     RETRIEVAL,
     ROUTE,
-    USER_QUERY,
     Quality,
     Retrieval,
     merge,
@@ -46,7 +46,7 @@ class GradeStage(LlmStage):
         state = ctx.session.state
         retrieval = RETRIEVAL.get(state)
         threshold = self.settings.quality_threshold
-        quality = rule_verdict(USER_QUERY.get(state, ""), retrieval, threshold, self.settings.min_vector_score)
+        quality = rule_verdict(QUESTION.get(state, ""), retrieval, threshold, self.settings.min_vector_score)
         raw = ""
         if quality is None:
             try:
@@ -64,7 +64,7 @@ class GradeStage(LlmStage):
         state = ctx.session.state
         one_law = KB_LAW.get(state) is not None
         articles = prompt_articles(retrieval.articles)
-        prefix = shared_prefix(USER_QUERY.get(state, ""), articles, one_law)
+        prefix = shared_prefix(QUESTION.get(state, ""), articles, one_law)
         try:
             if self.settings.gate_mode == "json":
                 raise ScoringUnsupported("GATE_MODE=json")

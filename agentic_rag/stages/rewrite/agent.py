@@ -21,7 +21,7 @@ from ...llm.call import ModelFailure
 from ...llm.parsing import as_str_list, parse_json_object
 from ...retrieval.analysis import analyze_query, is_pure_lookup
 from ...retrieval.tokenizer import default_legal_terms
-from ...state import QUALITY, RAW, REWRITE, ROUTE, USER_QUERY, Rewrite, kb_label, merge
+from ...state import QUALITY, QUESTION, RAW, REWRITE, ROUTE, Rewrite, kb_label, merge
 from ..base import LlmStage
 from . import prompt
 
@@ -56,7 +56,7 @@ class RewriteStage(LlmStage):
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
-        question = USER_QUERY.get(state, "")
+        question = QUESTION.get(state, "")
         previous, route = REWRITE.get(state), ROUTE.get(state)
         # Nothing a rewriter adds beats an exact lookup or a keyword query's own terms; a compound question is
         # retrieved per sub-question; and a first attempt uses the user's words unless configured otherwise.

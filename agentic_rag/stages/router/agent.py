@@ -21,7 +21,7 @@ from ...llm.call import ModelFailure
 from ...llm.parsing import parse_json_object
 from ...legal.laws import short
 from ...retrieval.retriever import LocalRetriever
-from ...state import KB_LAW, KB_LAWS, RAW, ROUTE, USER_QUERY, Route, merge
+from ...state import CONTEXT, KB_LAW, KB_LAWS, QUESTION, RAW, ROUTE, Route, merge
 from ..base import LlmStage
 from . import prompt, signals
 
@@ -77,7 +77,7 @@ class RouterStage(LlmStage):
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
-        question = USER_QUERY.get(state, "")
+        question = QUESTION.get(state, "")
         opening = asyncio.ensure_future(asyncio.to_thread(self._factory))
         done, _ = await asyncio.wait({opening}, timeout=LOADING_NOTICE_S)
         if not done:
@@ -101,7 +101,9 @@ class RouterStage(LlmStage):
         raw = ""
         if route is None:
             route, raw = await self._ask(ctx, question, retriever.laws, best)
-        if route.kind == "kb":
+        context = CONTEXT.get(ctx.session.state)
+        # the rule forms 上一问题：…；追问：… / 原问题：…；补充：… are one ask, not two
+        if route.kind == "kb" and not (context is not None and context.uses_history and context.source != "llm"):
             route = await asyncio.to_thread(self._split, question, retriever, route)
         return route, raw
 

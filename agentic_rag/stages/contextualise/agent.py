@@ -1,0 +1,112 @@
+"""ContextualiseStage: the message → the question the pipeline answers (LangChain's condense step, LlamaIndex's
+CondenseQuestionChatEngine), before routing, so that 「那如果…呢」 is not routed as chit-chat.
+
+* no earlier legal turn, or a self-contained message (`signals.reading`): the message itself, no model call —
+  a first question is answered exactly as before; a topic switch (换个问题，…) starts clean;
+* a vague first message (`signals.vague`): marked `vague`, the workflow asks one clarifying question instead of
+  retrieving;
+* the reply to that clarifying question (the conversation's pending question): merged with the vague question;
+* a follow-up: one model call (the `contextualiser` role, counted in the question's budget) on the fenced history
+  — the last two standalone questions and the titles of the articles the previous answer cited, never an answer's
+  text — and the follow-up; its one line is checked in code (`check`), else the rule form
+  「上一问题：…；追问：…」 is used. The previous turn's articles become extra candidates (still graded) and, in a
+  knowledge base of several laws, its law the focus when the follow-up names none.
+
+The history is rebuilt from the workflow's own stored events (`conversation.history`), never read from session
+state. Writes QUESTION (what every later stage reads) and CONTEXT; USER_QUERY keeps the literal message.
+"""
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import ClassVar
+
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events import Event
+
+from ...conversation import clip, history
+from ...legal.numerals import article_cn
+from ...legal.laws import short
+from ...llm.call import ModelFailure
+from ...safety.fence import history_block
+from ...state import CONTEXT, QUESTION, RAW, USER_QUERY, Contextualised, Conversation, Turn, merge
+from ..base import LlmStage
+from . import prompt, signals
+from .check import check
+
+HISTORY_QUESTIONS = 2  # earlier standalone questions given to the model (each already condenses its own past)
+MAX_TOKENS = 64
+
+
+def rule_form(rule: str, previous: str, follow_up: str) -> str:
+    """「上一问题：…；追问：…」; a previous question that is already a rule form is continued, not nested."""
+    if previous.startswith(prompt.RULE_PREFIXES):
+        return f"{previous}{prompt.MORE.format(follow_up=follow_up)}"
+    return rule.format(previous=previous, follow_up=follow_up)
+
+
+def titles(turn: Turn) -> list[str]:
+    return [f"{short(law)}{article_cn(n)}" for law, n in turn.cited]
+
+
+class ContextualiseStage(LlmStage):
+    key: ClassVar[str] = "contextualise"
+    role: str = "contextualiser"
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        state = ctx.session.state
+        message = USER_QUERY.get(state, "")
+        conversation = history(ctx.session.events, self.root_agent.name, ctx.invocation_id)
+        context, raw, line = await self._understand(ctx, message, conversation)
+        delta = merge(QUESTION.delta(context.question), CONTEXT.delta(context))
+        if context.called:
+            delta.update(RAW.delta({**(RAW.get(state) or {}), "contextualise": raw}))
+        yield self.emit(ctx, delta, line)
+
+    async def _understand(self, ctx: InvocationContext, message: str,
+                          conversation: Conversation) -> tuple[Contextualised, str, str | None]:
+        """(how the message is understood, the model's raw output, the progress line)."""
+        pending = conversation.pending
+        if pending is not None and signals.is_reply(message) and not signals.is_chitchat(message):
+            supplement = signals.chosen_option(message, pending.options) or message
+            return await self._condense(ctx, supplement, [pending.question], [], kind="clarify_reply",
+                                        reason="回答了上一轮的追问", rule=prompt.MERGED)
+        turns = conversation.turns
+        rest = signals.topic_switch(message) if turns or pending is not None else None
+        if rest is not None:  # 换个问题，… : the marker is not part of the question, and nothing is carried
+            context = Contextualised(question=rest, kind="self_contained", source="rule", reason="换了话题")
+            return context, "", prompt.NEW_TOPIC.format(reason=context.reason)
+        if not turns:
+            why = signals.vague(message)
+            if why:
+                return Contextualised(question=message, kind="vague", reason=why), "", None
+            reason = "新问题，不再等待上一轮的补充" if pending is not None else "首轮问题"
+            return Contextualised(question=message, kind="first", reason=reason), "", None
+        reading = signals.reading(message)
+        if not reading.follow_up:
+            return Contextualised(question=message, kind="self_contained", reason=reading.reason), "", None
+        last = turns[-1]
+        context, raw, line = await self._condense(
+            ctx, message, [t.question for t in turns[-HISTORY_QUESTIONS:]], titles(last), kind="follow_up",
+            reason=reading.reason, rule=prompt.FALLBACK)
+        focus = [last.law] if last.law and not signals.names_law(message) else []
+        return context.model_copy(update={"history_articles": list(last.cited), "focus_laws": focus}), raw, line
+
+    async def _condense(self, ctx: InvocationContext, follow_up: str, questions: list[str], cited: list[str], *,
+                        kind: str, reason: str, rule: str) -> tuple[Contextualised, str, str]:
+        """One model call, checked; the rule form when the call fails or its line does not pass the check."""
+        base = dict(kind=kind, reason=reason, called=True, history=questions)
+        fallback = clip(rule_form(rule, questions[-1], follow_up), self.settings.max_query_chars)
+        text = prompt.CONDENSE.format(history=history_block(questions, cited), follow_up=follow_up)
+        try:
+            raw = await self.ask(ctx, text, json=False, max_tokens=MAX_TOKENS, temperature=0.0)
+        except ModelFailure as e:
+            self.run_of(ctx).errors.append(f"结合上文改写：{e.user_text}")
+            problem = e.user_text
+            return (Contextualised(question=fallback, source="fallback", error=problem, **base), "",
+                    prompt.UNDERSTOOD_FALLBACK.format(question=fallback, problem=problem))
+        checked = check(raw, follow_up, questions, cited)
+        if checked.question is None:
+            return (Contextualised(question=fallback, source="fallback", error=checked.problem, **base), raw,
+                    prompt.UNDERSTOOD_FALLBACK.format(question=fallback, problem=checked.problem))
+        return (Contextualised(question=checked.question, source="llm", **base), raw,
+                prompt.UNDERSTOOD.format(question=checked.question))

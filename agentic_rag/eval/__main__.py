@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..config import get_settings
+from ..config import PROJECT_ROOT, get_settings
 from ..knowledge.index import IndexError_
 from ..weights import ModelNotAvailableError
 
@@ -98,7 +98,18 @@ def _answers(args: argparse.Namespace) -> dict:
     return result
 
 
-COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route, "answers": _answers}
+def _adk_evalsets(args: argparse.Namespace) -> dict:
+    from .adk_evalsets import write
+
+    ids = {i.strip() for i in args.ids.split(",") if i.strip()} if args.ids else None
+    paths = write(args.out, judge_model=args.judge_model, ids=ids)
+    for path in paths:
+        print(f"wrote {path}", file=sys.stderr)
+    return {"written": [str(p) for p in paths]}
+
+
+COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route, "answers": _answers,
+            "adk-evalsets": _adk_evalsets}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,6 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--limit", type=int)
     a.add_argument("--checkpoint", type=Path, help="append each finished question here; skip those already in it")
     a.add_argument("--json", type=Path, help="also write the JSON result here")
+    k = sub.add_parser("adk-evalsets", help="ADK evalsets (+ test_config*.json) from the labelled sets, for "
+                                            "`adk eval agentic_rag agentic_rag/<set>.evalset.json` and the Dev UI")
+    k.add_argument("--out", type=Path, default=PROJECT_ROOT / "agentic_rag",
+                   help="where to write (default: the agent folder, where adk eval and the Dev UI find them)")
+    k.add_argument("--ids", help="only these answers_eval ids (comma-separated): one small answers_selected set")
+    k.add_argument("--judge-model", help="a LiteLLM model string: also write test_config*_judge.json with the judge's "
+                                         "criteria (rubric_based_final_response_quality_v1, final_response_match_v2)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -150,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     text = json.dumps(result, ensure_ascii=False)
-    if args.json:
+    if getattr(args, "json", None):
         args.json.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
     print(text)
     return 0

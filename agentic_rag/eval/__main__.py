@@ -108,8 +108,16 @@ def _adk_evalsets(args: argparse.Namespace) -> dict:
     return {"written": [str(p) for p in paths]}
 
 
+def _report(args: argparse.Namespace) -> dict:
+    from .report import write_report
+
+    path, sections = write_report(args.out, results=args.results, bench=args.bench)
+    print(f"report: {path}", file=sys.stderr)
+    return {"report": str(path), "sections": sections}
+
+
 COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route, "answers": _answers,
-            "adk-evalsets": _adk_evalsets}
+            "adk-evalsets": _adk_evalsets, "report": _report}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--ids", help="only these answers_eval ids (comma-separated): one small answers_selected set")
     k.add_argument("--judge-model", help="a LiteLLM model string: also write test_config*_judge.json with the judge's "
                                          "criteria (rubric_based_final_response_quality_v1, final_response_match_v2)")
+    t = sub.add_parser("report", help="one self-contained HTML page from the results JSON that exist")
+    t.add_argument("--out", type=Path, default=PROJECT_ROOT / "docs" / "report.html")
+    t.add_argument("--results", type=Path, default=PROJECT_ROOT / "eval" / "results")
+    t.add_argument("--bench", type=Path, default=PROJECT_ROOT / "bench" / "results")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:

@@ -35,8 +35,11 @@ would score every turn without a reference 0.
 
 With `--judge-model` (a LiteLLM model string such as `deepseek/deepseek-chat`, its key in the environment), also
 test_config_judge.json / test_config_no_reference_judge.json: the above plus `rubric_based_final_response_quality_v1`
-(the judge reads the rubrics above) and, with references, `final_response_match_v2`. Without a judge they are left
-out: their default judge is a Gemini model this project has no access to.
+(the judge reads the rubrics above) and, with references, `final_response_match_v2` (git-ignored: a local choice).
+Without a judge they are left out: their default judge is a Gemini model this project has no access to.
+`hallucinations_v1` is not offered: its judge sees the agents' instructions, tool results and grounding metadata,
+and this workflow passes the retrieved articles to its model as none of these, so every quoted clause would read
+as unsupported.
 """
 from __future__ import annotations
 

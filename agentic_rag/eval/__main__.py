@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..config import get_settings
+from ..config import PROJECT_ROOT, get_settings
 from ..knowledge.index import IndexError_
 from ..weights import ModelNotAvailableError
 
@@ -130,8 +130,26 @@ def _conversation(args: argparse.Namespace) -> dict:
     return result
 
 
+def _adk_evalsets(args: argparse.Namespace) -> dict:
+    from .adk_evalsets import write
+
+    ids = {i.strip() for i in args.ids.split(",") if i.strip()} if args.ids else None
+    paths = write(args.out, judge_model=args.judge_model, ids=ids)
+    for path in paths:
+        print(f"wrote {path}", file=sys.stderr)
+    return {"written": [str(p) for p in paths]}
+
+
+def _report(args: argparse.Namespace) -> dict:
+    from .report import write_report
+
+    path, sections = write_report(args.out, results=args.results, bench=args.bench)
+    print(f"report: {path}", file=sys.stderr)
+    return {"report": str(path), "sections": sections}
+
+
 COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route, "answers": _answers,
-            "conversation": _conversation}
+            "conversation": _conversation, "adk-evalsets": _adk_evalsets, "report": _report}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,6 +206,17 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--checkpoint", type=Path,
                    help="append each finished conversation here (JSONL) and skip those already in it")
     c.add_argument("--json", type=Path, help="also write the JSON result here")
+    k = sub.add_parser("adk-evalsets", help="ADK evalsets (+ test_config*.json) from the labelled sets, for "
+                                            "`adk eval agentic_rag agentic_rag/<set>.evalset.json` and the Dev UI")
+    k.add_argument("--out", type=Path, default=PROJECT_ROOT / "agentic_rag",
+                   help="where to write (default: the agent folder, where adk eval and the Dev UI find them)")
+    k.add_argument("--ids", help="only these answers_eval ids (comma-separated): one small answers_selected set")
+    k.add_argument("--judge-model", help="a LiteLLM model string: also write test_config*_judge.json with the judge's "
+                                         "criteria (rubric_based_final_response_quality_v1, final_response_match_v2)")
+    t = sub.add_parser("report", help="one self-contained HTML page from the results JSON that exist")
+    t.add_argument("--out", type=Path, default=PROJECT_ROOT / "docs" / "report.html")
+    t.add_argument("--results", type=Path, default=PROJECT_ROOT / "eval" / "results")
+    t.add_argument("--bench", type=Path, default=PROJECT_ROOT / "bench" / "results")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -196,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     text = json.dumps(result, ensure_ascii=False)
-    if args.json:
+    if getattr(args, "json", None):
         args.json.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
     print(text)
     return 0

@@ -51,7 +51,7 @@ def support_model() -> SupportModel:
 
 
 # What a sentence says about its sources rather than what it claims: citations and the words that introduce them.
-_CITING = re.compile(r"《[^》]{1,40}》|第[一二三四五六七八九十百千零〇\d]+条(第[一二三四五六七八九十\d]+[款项])*|"
+_CITING = re.compile(r"（网络来源，未核实）|〔未核实的条文〕|《[^》]{1,40}》|第[一二三四五六七八九十百千零〇\d]+条(第[一二三四五六七八九十\d]+[款项])*|"
                      r"根据|依据|依照|按照|参照|规定|本法|该法")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import threading
 
-
 from . import terminal
 from .config import Settings, get_settings
 from .llm.models import LOCAL_PREFIX, ROLES, model_name

@@ -14,12 +14,12 @@ import time
 
 from .config import get_settings
 from .knowledge.index import IndexError_
-from .retrieval.channels import MATCHERS
 from .legal.laws import short
-from .weights import ModelNotAvailableError
+from .retrieval.channels import MATCHERS
 from .retrieval.retriever import LocalRetriever, QueryError
 from .retrieval.types import Retrieval
 from .state import CITATIONS, DIMENSIONS, FINAL_ANSWER, PATH, QUALITY, RETRIEVAL, TIMINGS
+from .weights import ModelNotAvailableError
 
 CHANNELS = ("lookup", "vector", "bm25", "gram", "follow_up")
 

@@ -254,12 +254,16 @@ KB_LAWS: Slot[list[str]] = Slot("kb_laws", list[str])
 ROUTE: Slot[Route] = Slot("route", Route)
 REWRITE: Slot[Rewrite] = Slot("rewrite", Rewrite)
 PLAN: Slot[Plan] = Slot("retrieval_plan", Plan)
+# One attempt of the retrieve+grade loop (written by the retrieve and grade stages) …
+ATTEMPT_RETRIEVAL: Slot[Retrieval] = Slot("attempt_retrieval", Retrieval)
+ATTEMPT_QUALITY: Slot[Quality] = Slot("attempt_quality", Quality)
+# … and the attempt the workflow keeps (the best by total): what the answer stands on.
 RETRIEVAL: Slot[Retrieval] = Slot("retrieval", Retrieval)
 QUALITY: Slot[Quality] = Slot("quality", Quality)
-QUALITY_SCORE: Slot[float] = Slot("quality_score", float)
-QUALITY_PASSED: Slot[bool] = Slot("quality_passed", bool)
 ATTEMPTS: Slot[list[Attempt]] = Slot("attempts", list[Attempt])
 WEB: Slot[WebOutcome] = Slot("web_search", WebOutcome)
+BRANCH: Slot[Path] = Slot("branch", Path)  # the path the workflow chose; the answer stage says how it went (PATH)
+NOTICE: Slot[str] = Slot("notice", str)  # the workflow's message for a rejected question or a failure
 PATH: Slot[Path] = Slot("path", Path)
 CITATIONS: Slot[Citations] = Slot("citations", Citations)
 ANSWER: Slot[Answer] = Slot("answer", Answer)
@@ -268,12 +272,17 @@ TIMINGS: Slot[dict[str, float]] = Slot("timings", dict[str, float])
 LLM_CALLS: Slot[int] = Slot("llm_calls", int)
 LLM_USAGE: Slot[dict[str, int]] = Slot("llm_usage", dict[str, int])  # prompt / completion / cached tokens
 ERRORS: Slot[list[str]] = Slot("errors", list[str])
-# Raw LLM outputs, kept for inspection (never shown as chat messages).
-RAW: Slot[dict[str, str]] = Slot("raw_outputs", dict[str, str])
+# Raw LLM outputs, one slot per stage that asks for JSON, kept for inspection (never shown as chat messages).
+RAW_CONTEXTUALISE: Slot[str] = Slot("raw_contextualise", str)
+RAW_ROUTE: Slot[str] = Slot("raw_route", str)
+RAW_REWRITE: Slot[str] = Slot("raw_rewrite", str)
+RAW_GRADE: Slot[str] = Slot("raw_grade", str)
 
-# Written per question; cleared when the next question of the session starts.
-PER_QUESTION: tuple[Slot, ...] = (QUESTION, CONTEXT, CLARIFY, ROUTE, REWRITE, PLAN, RETRIEVAL, QUALITY, QUALITY_SCORE, QUALITY_PASSED, ATTEMPTS,
-                                  WEB, PATH, CITATIONS, ANSWER, FINAL_ANSWER, TIMINGS, LLM_CALLS, LLM_USAGE, ERRORS, RAW)
+# Written per question; cleared by the workflow when the next question of the session starts.
+PER_QUESTION: tuple[Slot, ...] = (QUESTION, CONTEXT, CLARIFY, ROUTE, REWRITE, PLAN, ATTEMPT_RETRIEVAL, ATTEMPT_QUALITY,
+                                  RETRIEVAL, QUALITY, ATTEMPTS, WEB, BRANCH, NOTICE, PATH, CITATIONS, ANSWER,
+                                  FINAL_ANSWER, TIMINGS, LLM_CALLS, LLM_USAGE, ERRORS, RAW_CONTEXTUALISE, RAW_ROUTE,
+                                  RAW_REWRITE, RAW_GRADE)
 
 
 def kb_label(state: Any) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable
+from typing import ClassVar
 
 from google.adk.agents import BaseAgent
 from google.adk.agents.invocation_context import InvocationContext
@@ -29,12 +30,12 @@ from pydantic import ConfigDict, PrivateAttr
 from . import conversation
 from .config import Settings, get_settings
 from .knowledge.index import IndexError_
-from .weights import ModelNotAvailableError
 from .retrieval.retriever import LocalRetriever, QueryError, get_retriever, validate_query
 from .retry_policy import attempt_budget, first_plan, next_plan, stop_reason
 from .safety.guard import parse_marker
+from .stages.accounting import Accounts
 from .stages.answer.agent import AnswerStage
-from .stages.base import Stage, end_question, question_run, state_event, user_text
+from .stages.base import Stage, check_writes, state_event, user_text
 from .stages.clarify import ClarifyStage
 from .stages.contextualise.agent import ContextualiseStage
 from .stages.grade.agent import GradeStage
@@ -43,19 +44,19 @@ from .stages.rewrite.agent import RewriteStage
 from .stages.router.agent import RouterStage
 from .stages.web import WebStage
 from .state import (
+    ATTEMPT_QUALITY,
+    ATTEMPT_RETRIEVAL,
     ATTEMPTS,
+    BRANCH,
     CONTEXT,
     CONVERSATION,
     ERRORS,
-    FINAL_ANSWER,
     LLM_CALLS,
     LLM_USAGE,
-    PATH,
+    NOTICE,
     PER_QUESTION,
     PLAN,
     QUALITY,
-    QUALITY_PASSED,
-    QUALITY_SCORE,
     RETRIEVAL,
     REWRITE,
     ROUTE,
@@ -66,14 +67,17 @@ from .state import (
     Plan,
     Quality,
     Retrieval,
+    Slot,
     merge,
 )
 from .web import make_provider
+from .weights import ModelNotAvailableError
 
 log = logging.getLogger(__name__)
 
 DESCRIPTION = "法律咨询：问题路由 → 查询改写 → 混合检索 → 质量评估（自适应重试）→ 直接作答 / 网络补充"
 MIN_SECONDS_FOR_RETRY = 20.0  # a further attempt (rewrite + grade) needs at least this much of the deadline
+RESETTABLE = {slot.key for slot in PER_QUESTION}
 
 
 def failure_text(e: Exception) -> str:
@@ -106,6 +110,11 @@ class ConditionalWorkflowAgent(BaseAgent):
     web: WebStage
     answerer: AnswerStage
     _settings: Settings = PrivateAttr()
+    _accounts: Accounts = PrivateAttr()
+    # The slots the workflow itself writes (every other slot has one stage as its writer); it also clears the
+    # per-question slots when a question starts.
+    writes: ClassVar[tuple[Slot, ...]] = (USER_QUERY, PLAN, ATTEMPTS, RETRIEVAL, QUALITY, BRANCH, NOTICE, TIMINGS,
+                                          LLM_CALLS, LLM_USAGE, ERRORS, CONVERSATION)
 
     def __init__(self, settings: Settings | None = None,
                  retriever_factory: Callable[[], LocalRetriever] | None = None,
@@ -135,16 +144,20 @@ class ConditionalWorkflowAgent(BaseAgent):
                          retriever_factory=factory))
         super().__init__(name=name, description=description, sub_agents=list(stages.values()), **stages)
         self._settings = settings
+        self._accounts = Accounts(settings)
+        for stage in stages.values():
+            stage.share_accounts(self._accounts)
 
     # ------------------------------------------------------------------ the flow
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        run = question_run(ctx, self._settings)
+        run = self._accounts.of(ctx)
         try:
             question, problem = self._intake(ctx)
             yield self._emit(ctx, merge(*(s.delta(None) for s in PER_QUESTION), USER_QUERY.delta(question)))
             if problem:
-                yield self._emit(ctx, merge(PATH.delta("rejected"), FINAL_ANSWER.delta(problem), self._turn(ctx)),
-                                 problem)
+                yield self._emit(ctx, merge(BRANCH.delta("rejected"), NOTICE.delta(problem)))
+                yield self.answerer.notice(ctx, "rejected", problem)
+                yield self._emit(ctx, self._turn(ctx))
                 return
             try:
                 async for event in self._answer(ctx):
@@ -152,10 +165,11 @@ class ConditionalWorkflowAgent(BaseAgent):
             except Exception as e:  # noqa: BLE001 - the user gets a message, the log gets the trace
                 message = failure_text(e)
                 run.errors.append(message)
-                yield self._emit(ctx, merge(PATH.delta("error"), FINAL_ANSWER.delta(message)), message)
-            yield self._emit(ctx, merge(self._accounts(run), self._turn(ctx)))
+                yield self._emit(ctx, merge(BRANCH.delta("error"), NOTICE.delta(message)))
+                yield self.answerer.notice(ctx, "error", message)
+            yield self._emit(ctx, merge(self._spent(run), self._turn(ctx)))
         finally:
-            end_question(ctx)
+            self._accounts.end(ctx)
 
     async def _answer(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
@@ -164,7 +178,7 @@ class ConditionalWorkflowAgent(BaseAgent):
         if CONTEXT.get(state).kind == "vague":
             async for event in self._stage(self.clarifier, ctx):
                 yield event
-            yield self._emit(ctx, PATH.delta("clarify"))
+            yield self._emit(ctx, BRANCH.delta("clarify"))
             async for event in self._stage(self.answerer, ctx):
                 yield event
             return
@@ -180,7 +194,7 @@ class ConditionalWorkflowAgent(BaseAgent):
             async for event in self._stage(self.web, ctx):
                 yield event
             path = "web" if WEB.get(state).ok else ("none" if ROUTE.get(state).kind in ("kb", "multi") else "out_of_kb")
-        yield self._emit(ctx, PATH.delta(path))
+        yield self._emit(ctx, BRANCH.delta(path))
         async for event in self._stage(self.answerer, ctx):
             yield event
 
@@ -197,7 +211,7 @@ class ConditionalWorkflowAgent(BaseAgent):
                 yield event
             async for event in self._stage(self.grader, ctx):
                 yield event
-            quality, retrieval = QUALITY.get(state), RETRIEVAL.get(state)
+            quality, retrieval = ATTEMPT_QUALITY.get(state), ATTEMPT_RETRIEVAL.get(state)
             attempts.append(attempt_record(plan, retrieval, quality))
             best = best if best is not None and best[0].total >= quality.total else (quality, retrieval)
             stop = stop_reason(attempts, quality, attempt_budget(self._settings)) or self._out_of_time(ctx)
@@ -208,8 +222,7 @@ class ConditionalWorkflowAgent(BaseAgent):
                 yield event
             plan = next_plan(attempts, REWRITE.get(state), plan)
         quality, retrieval = best
-        yield self._emit(ctx, merge(ATTEMPTS.delta(attempts), RETRIEVAL.delta(retrieval), QUALITY.delta(quality),
-                                    QUALITY_SCORE.delta(quality.total), QUALITY_PASSED.delta(quality.passed)))
+        yield self._emit(ctx, merge(ATTEMPTS.delta(attempts), RETRIEVAL.delta(retrieval), QUALITY.delta(quality)))
 
     def _branch(self, ctx: InvocationContext) -> str:
         """The path after routing and grading (the web step may still turn `web` into `none` / `out_of_kb`)."""
@@ -225,7 +238,7 @@ class ConditionalWorkflowAgent(BaseAgent):
             return "degraded" if RETRIEVAL.get(state).articles else "error"
         if quality.act == "incorrect":
             return "web"
-        if question_run(ctx, self._settings).budget.remaining() <= 0:
+        if self._accounts.of(ctx).budget.remaining() <= 0:
             return "degraded"
         return "pass" if quality.act == "correct" else "hedged"
 
@@ -237,7 +250,7 @@ class ConditionalWorkflowAgent(BaseAgent):
             async for event in stage.run_async(ctx):
                 yield event
         finally:
-            timings = question_run(ctx, self._settings).timings
+            timings = self._accounts.of(ctx).timings
             timings[stage.key] = timings.get(stage.key, 0.0) + time.monotonic() - started
 
     def _intake(self, ctx: InvocationContext) -> tuple[str | None, str | None]:
@@ -258,15 +271,18 @@ class ConditionalWorkflowAgent(BaseAgent):
         return CONVERSATION.delta(conversation.next_conversation(previous, ctx.session.state))
 
     def _out_of_time(self, ctx: InvocationContext) -> str | None:
-        remaining = question_run(ctx, self._settings).budget.remaining()
+        remaining = self._accounts.of(ctx).budget.remaining()
         return "deadline" if remaining < MIN_SECONDS_FOR_RETRY else None
 
     @staticmethod
-    def _accounts(run) -> dict:
+    def _spent(run) -> dict:
         timings = {k: round(v, 3) for k, v in run.timings.items()}
         timings["total"] = round(time.monotonic() - run.started, 3)
         return merge(LLM_CALLS.delta(run.budget.calls), LLM_USAGE.delta(run.budget.usage), TIMINGS.delta(timings),
                      ERRORS.delta(run.errors))
 
     def _emit(self, ctx: InvocationContext, delta: dict, text: str | None = None) -> Event:
+        resetting = all(v is None for k, v in delta.items() if k in RESETTABLE)
+        allowed = {s.key for s in self.writes} | (RESETTABLE if resetting else set())
+        check_writes(self.name, delta, allowed)
         return state_event(ctx, self.name, delta, text)

@@ -109,9 +109,8 @@ class IndexVectors:
 
 def real_vectors(index_dir: Path, docs, questions):
     """(embedder serving the index's document vectors, query vectors of `questions`) — bench/stard.py's loader."""
-    from stard import prepare_index_dense
-
     from _common import RESULTS_DIR
+    from stard import prepare_index_dense
 
     data = prepare_index_dense(argparse.Namespace(index_dir=index_dir, cache_dir=RESULTS_DIR), docs, questions)
     return IndexVectors(docs, data["national_vecs"], data["embedder"]), data["q_vecs"]

@@ -136,8 +136,8 @@ def phase_pipl_build(args) -> dict:
     from agentic_rag.knowledge.index import DOCS_FILE, TOKENS_FILE, _write_jsonl, build_index
     from agentic_rag.knowledge.stores.faiss_store import FaissStore
     from agentic_rag.retrieval.embedder import load_embedder
-    from agentic_rag.weights import resolve_embedder
     from agentic_rag.retrieval.tokenizer import LegalTokenizer
+    from agentic_rag.weights import resolve_embedder
 
     settings = Settings(_env_file=None)
     res: dict = {"rss_after_imports_mb": current_rss_mb()}
@@ -244,9 +244,9 @@ def phase_scale(args) -> dict:
     from agentic_rag.retrieval.bm25 import SparseBM25, top_k
     from agentic_rag.retrieval.embedder import load_embedder
     from agentic_rag.retrieval.fusion import RankedList, weighted_rrf
-    from agentic_rag.weights import resolve_embedder
     from agentic_rag.retrieval.retriever import LocalRetriever
     from agentic_rag.retrieval.tokenizer import LegalTokenizer, char_bigrams
+    from agentic_rag.weights import resolve_embedder
 
     res: dict = {"rss_after_imports_mb": current_rss_mb()}
     with Timer() as t:

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import adapter_fit as qa
 from _common import (
     PROJECT_ROOT,
     RESULTS_DIR,
@@ -50,8 +51,6 @@ from _common import (
     write_json,
 )
 from stard import CV_GRID, DEPTH, _metrics, choose_combo, prepare_index_dense, replay_fusions
-
-import adapter_fit as qa
 
 KEYS = ("recall@10", "recall@100", "mrr@10")
 COMBOS = [(1.0, wb, wg) for wb in CV_GRID for wg in CV_GRID] + [(0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]

@@ -104,7 +104,7 @@ def collect(args) -> None:
             scored = asyncio.run(model.score_tails(SYSTEM, prefix, tails))
             line = {"id": row["id"], "set": path.stem, "type": row["type"], "gold": gold or [],
                     "in_scope": bool(gold), "articles": [a.article for a in articles],
-                    "subs": [a.sub_question for a in articles], "diffs": scored.diffs, "signals": result.signals,
+                    "subs": [a.sub_question for a in articles], "diffs": scored.diffs, "signals": result.signals.model_dump(),
                     **article_features(articles),
                     "seconds": round(scored.seconds, 2), "prefix_tokens": scored.prefix_tokens}
             with open(FEATURES, "a", encoding="utf-8") as f:

@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from agentic_rag.config import get_settings
 from agentic_rag.eval.retrieval import load_dataset
-from agentic_rag.oneshot import ask
 from agentic_rag.legal.numerals import article_cn
+from agentic_rag.oneshot import ask
 from agentic_rag.state import ATTEMPTS, LLM_CALLS, PATH, RETRIEVAL, ROUTE
 from tests.fakes.fake_llm import install
 

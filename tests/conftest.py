@@ -144,8 +144,8 @@ def pipl_data_dir(tmp_path_factory) -> Path:
     from agentic_rag.knowledge.corpus import file_sha256, load_corpus
     from agentic_rag.knowledge.index import build_index
     from agentic_rag.retrieval.embedder import load_embedder
-    from agentic_rag.weights import resolve_embedder
     from agentic_rag.retrieval.tokenizer import LegalTokenizer
+    from agentic_rag.weights import resolve_embedder
 
     data_dir = tmp_path_factory.mktemp("pipl_index")
     settings = Settings(_env_file=None)

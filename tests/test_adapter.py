@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import pytest
 
+from agentic_rag.config import PROJECT_ROOT
 from agentic_rag.retrieval import adapter as qa
 
-from agentic_rag.config import PROJECT_ROOT
 sys.path.insert(0, str(PROJECT_ROOT / "bench"))
 import adapter_fit as fit  # fitting the adapter is training code: bench/, not the runtime package
 import stard_adapter

@@ -15,7 +15,7 @@ import pytest
 from agentic_rag.llm.api_scoring import LogprobLiteLlm, diffs_from_logprobs, token_diff
 from agentic_rag.llm.scoring import ScoringUnsupported
 from agentic_rag.stages.grade.agent import GradeStage
-from agentic_rag.state import QUALITY, QUESTION, RETRIEVAL
+from agentic_rag.state import ATTEMPT_QUALITY, ATTEMPT_RETRIEVAL, QUESTION
 from tests.fakes.adk import run_agent
 from tests.fakes.fake_llm import role_of
 from tests.fakes.openai_server import FakeOpenAIServer, Scored
@@ -81,9 +81,9 @@ def test_an_api_evaluator_with_logprobs_goes_through_the_calibrated_gate(fake_se
     r.signals = signals(cos=0.8, margin=0.3, lexical=0.8)
     with FakeOpenAIServer(responder) as srv:
         stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=model(srv))
-        state, _ = run_agent(stage, state={QUESTION.key: "问题", **RETRIEVAL.delta(r)})
+        state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(r)})
         roles = [role_of(str(b["messages"][-1]["content"])) for b in srv.requests]
-    q = QUALITY.get(state)
+    q = ATTEMPT_QUALITY.get(state)
     assert roles == ["relevance"] and q.source == "calibrated"  # no JSON grade asked for
     assert q.article_relevance["p#10"] > 0.5 > q.article_relevance["p#23"] and q.relevant == ["p#10"]
 
@@ -92,6 +92,6 @@ def test_without_logprobs_the_gate_asks_for_the_json_grade(fake_settings):
     with FakeOpenAIServer(lambda body: GRADE if role_of(str(body["messages"][-1]["content"])) == "evaluator"
                           else "1：是\n2：是") as srv:
         stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=model(srv))
-        state, _ = run_agent(stage, state={QUESTION.key: "问题", **RETRIEVAL.delta(retrieval(10, 23))})
+        state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(retrieval(10, 23))})
         roles = [role_of(str(b["messages"][-1]["content"])) for b in srv.requests]
-    assert roles == ["relevance", "evaluator"] and QUALITY.get(state).source == "llm" and QUALITY.get(state).passed
+    assert roles == ["relevance", "evaluator"] and ATTEMPT_QUALITY.get(state).source == "llm" and ATTEMPT_QUALITY.get(state).passed

@@ -151,7 +151,7 @@ def test_run_end_to_end_through_litellm(server):
     r = httpx.post(f"{server['base']}/run", json=run_body(sid), timeout=300)
     assert r.status_code == 200, r.text
     state = merged_state(r.json())
-    assert state["path"] == "pass" and state["quality_score"] == 34
+    assert state["path"] == "pass" and state["quality"]["total"] == 34
     assert 31 in [a["article"] for a in state["retrieval"]["articles"]]
     assert state["final_answer"].startswith("# 法律咨询意见")
     assert state["citations"]["valid"] == [31] and not state["citations"]["invalid"]

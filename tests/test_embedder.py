@@ -3,15 +3,12 @@ max_seq_length, Matryoshka truncation (renormalised), int8, the variant id the i
 from __future__ import annotations
 
 import sys
-
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from agentic_rag.config import PROJECT_ROOT
-
-from agentic_rag.config import Settings
+from agentic_rag.config import PROJECT_ROOT, Settings
 from agentic_rag.retrieval.embedder import (
     E5Embedder,
     Embedder,

@@ -32,8 +32,8 @@ from agentic_rag.knowledge.stores.milvus_store import LITE_FILE, connect
 from agentic_rag.knowledge.update import update_law
 from agentic_rag.retrieval.retriever import LocalRetriever
 from agentic_rag.retrieval.tokenizer import LegalTokenizer
-from tests.fakes.retriever import CORPUS, STRUCTURE, BigramEmbedder
 from tests import hermetic
+from tests.fakes.retriever import CORPUS, STRUCTURE, BigramEmbedder
 
 PIPL = "中华人民共和国个人信息保护法"
 OTHER = "中华人民共和国测试数据法"

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from agentic_rag.retrieval.analysis import analyze_query, is_pure_lookup
 from agentic_rag.legal.numerals import article_cn, cn_to_int, int_to_cn
 from agentic_rag.legal.refs import find_article_refs, law_matches
+from agentic_rag.retrieval.analysis import analyze_query, is_pure_lookup
 from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
 PIPL = "中华人民共和国个人信息保护法"

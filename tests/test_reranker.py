@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agentic_rag.config import Settings
-from agentic_rag.weights import ModelNotAvailableError
 from agentic_rag.retrieval.rerank import CrossEncoderReranker, make_reranker
+from agentic_rag.weights import ModelNotAvailableError
 
 CHARS = ("个人信息处理者同意未成年人儿童孩子父母监护删除保护法条规定敏感的是我要吗岁收集应当取得单独书面"
          "公司手机号码卖给别合吗国家机关跨境提供安全评估，。？、：；（）0123456789")

@@ -17,6 +17,8 @@ from ..config import Settings, get_settings
 from ..knowledge.corpus import Document
 from ..knowledge.index import LoadedIndex, load_index, read_manifest
 from ..knowledge.stores import StoreOptions, TextSearchStore
+from ..legal.laws import laws_named, resolve
+from ..legal.refs import ArticleRef
 from .adapter import with_adapter
 from .analysis import QueryAnalysis, analyze_query
 from .bm25 import make_bm25
@@ -34,11 +36,9 @@ from .channels import (
 )
 from .embedder import Embedder, embedder_from_settings
 from .fusion import CHANNEL_WEIGHTS, FusedHit, RankedList, weighted_rrf
-from ..legal.laws import laws_named, resolve
-from ..legal.refs import ArticleRef
 from .rerank import Reranker, make_reranker
 from .tokenizer import LegalTokenizer
-from .types import Article, Retrieval
+from .types import Article, Retrieval, RetrievalSignals
 
 log = logging.getLogger(__name__)
 
@@ -213,15 +213,15 @@ class LocalRetriever:
                 h.score *= boost
         return sorted(fused, key=lambda h: (-h.score, h.doc)), focus
 
-    def _signals(self, query: str, dense: list[tuple[int, float]], top: int | None, exact: bool) -> dict:
+    def _signals(self, query: str, dense: list[tuple[int, float]], top: int | None, exact: bool) -> RetrievalSignals:
         """Retrieval evidence the gate weighs: how close and how peaked the dense match is, how many of the
         question's words the top article has, and whether an article was looked up by number."""
         words = set(self.tokenizer.expand_query(query))
         top_words = set(self.index.tokens[top]) if top is not None else set()
-        return {"best_cosine": dense[0][1] if dense else 0.0,
-                "cosine_margin": dense[0][1] - dense[min(4, len(dense) - 1)][1] if dense else 0.0,
-                "lexical_overlap": len(words & top_words) / len(words) if words else 0.0,
-                "exact_hit": 1.0 if exact else 0.0}
+        return RetrievalSignals(best_cosine=dense[0][1] if dense else 0.0,
+                                cosine_margin=dense[0][1] - dense[min(4, len(dense) - 1)][1] if dense else 0.0,
+                                lexical_overlap=len(words & top_words) / len(words) if words else 0.0,
+                                exact_hit=1.0 if exact else 0.0)
 
     def _texts(self, query: str, main_query: str | None, variants: Sequence[str],
                keywords: Sequence[str]) -> list[QueryText]:

@@ -42,6 +42,19 @@ class Article(BaseModel):
         return "lookup" in self.channels
 
 
+class RetrievalSignals(BaseModel):
+    """What retrieval measured about the question as a whole, for the gate and its calibration script: how close
+    and how peaked the dense match is, how many of the question's words the top article has, an exact lookup."""
+
+    best_cosine: float = 0.0  # the best dense cosine of the question
+    cosine_margin: float = 0.0  # the best cosine minus the fifth
+    lexical_overlap: float = 0.0  # share of the question's words the top article has
+    exact_hit: float = 0.0  # 1 when an article was looked up by number
+
+    def vector(self, names: tuple[str, ...]) -> list[float]:
+        return [float(getattr(self, n)) for n in names]
+
+
 class Retrieval(BaseModel):
     query: str
     query_type: QueryType
@@ -49,7 +62,7 @@ class Retrieval(BaseModel):
     articles: list[Article] = Field(default_factory=list)
     refs: list[int] = Field(default_factory=list)  # article numbers the question names
     max_vector_score: float | None = None  # best cosine of the user's question: an absolute relevance signal
-    signals: dict[str, float] = Field(default_factory=dict)  # retrieval evidence for the gate (retriever._signals)
+    signals: RetrievalSignals = Field(default_factory=RetrievalSignals)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     sub_questions: list[str] = Field(default_factory=list)
     focus_laws: list[str] = Field(default_factory=list)  # several laws: the law(s) the question names or implies

@@ -25,7 +25,7 @@ from pydantic import PrivateAttr
 from ..legal.laws import short
 from ..retrieval.retriever import LocalRetriever
 from ..retrieval.types import Article
-from ..state import CLARIFY, CONTEXT, QUESTION, Clarification
+from ..state import CLARIFY, CONTEXT, QUESTION, Clarification, Slot
 from .base import Stage
 
 CANDIDATES = 10  # articles the vague question retrieves, whose chapters / laws become the options
@@ -74,6 +74,7 @@ def options_from(articles: list[Article], kb_laws: list[str]) -> list[str]:
 
 class ClarifyStage(Stage):
     key: ClassVar[str] = "clarify"
+    writes: ClassVar[tuple[Slot, ...]] = (CLARIFY,)
     _factory: Callable[[], LocalRetriever] = PrivateAttr()
 
     def __init__(self, *, retriever_factory: Callable[[], LocalRetriever], **kwargs):

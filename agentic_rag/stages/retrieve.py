@@ -22,7 +22,7 @@ from ..legal.refs import ArticleRef
 from ..retrieval.follow_up import follow_ups
 from ..retrieval.retriever import LocalRetriever
 from ..retrieval.types import Article
-from ..state import CONTEXT, PLAN, QUESTION, RETRIEVAL, ROUTE, Plan, Retrieval
+from ..state import ATTEMPT_RETRIEVAL, CONTEXT, PLAN, QUESTION, ROUTE, Plan, Retrieval, Slot
 from .base import Stage
 
 
@@ -72,6 +72,7 @@ def summarize(result: Retrieval) -> str:
 
 class RetrieveStage(Stage):
     key: ClassVar[str] = "retrieve"
+    writes: ClassVar[tuple[Slot, ...]] = (ATTEMPT_RETRIEVAL,)
     _factory: Callable[[], LocalRetriever] = PrivateAttr()
 
     def __init__(self, *, retriever_factory: Callable[[], LocalRetriever], **kwargs):
@@ -88,7 +89,7 @@ class RetrieveStage(Stage):
         earlier = list(context.history_articles) if context else []
         focus = {"focus_laws": context.focus_laws} if context and context.focus_laws else {}
         result = await asyncio.to_thread(self._retrieve, QUESTION.get(state, ""), plan, subs, earlier, focus)
-        yield self.emit(ctx, RETRIEVAL.delta(result), summarize(result))
+        yield self.emit(ctx, ATTEMPT_RETRIEVAL.delta(result), summarize(result))
 
     def _retrieve(self, question: str, plan: Plan, subs: list[str], earlier: list[tuple[str, int]],
                   focus: dict) -> Retrieval:

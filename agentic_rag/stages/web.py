@@ -13,7 +13,7 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 
 from ..safety.fence import clean, clean_url
-from ..state import KB_LAW, QUESTION, REWRITE, WEB, WebOutcome, WebResult
+from ..state import KB_LAW, QUESTION, REWRITE, WEB, Slot, WebOutcome, WebResult
 from ..web import make_provider
 from .base import Stage
 
@@ -37,6 +37,7 @@ def cleaned(outcome: WebOutcome, snippet_chars: int) -> WebOutcome:
 
 class WebStage(Stage):
     key: ClassVar[str] = "web"
+    writes: ClassVar[tuple[Slot, ...]] = (WEB,)
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         outcome = await self._search(ctx)
         text = f"网络检索（{outcome.provider}）：获得 {len(outcome.results)} 条结果。" if outcome.ok \

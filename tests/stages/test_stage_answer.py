@@ -7,6 +7,7 @@ from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.answer.agent import AnswerStage
 from agentic_rag.state import (
     ANSWER,
+    BRANCH,
     CITATIONS,
     FINAL_ANSWER,
     KB_LAW,
@@ -44,7 +45,7 @@ def quality(relevant, passed=True, action=None):
 
 
 def state(path, question="网站能把我的浏览记录卖给广告商吗？", numbers=(10, 23, 65), relevant=(10,), **extra):
-    base = {QUESTION.key: question, **KB_LAW.delta(PIPL), **KB_LAWS.delta([PIPL]), **PATH.delta(path),
+    base = {QUESTION.key: question, **KB_LAW.delta(PIPL), **KB_LAWS.delta([PIPL]), **BRANCH.delta(path),
             **RETRIEVAL.delta(Retrieval(query=question, query_type="semantic", matcher="ensemble",
                                         articles=[article(n) for n in numbers])),
             **QUALITY.delta(quality(relevant))}

@@ -8,7 +8,7 @@ import pytest
 from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.grade.agent import GradeStage, parse_quality, rule_verdict
 from agentic_rag.stages.grade.judge import Calibration, judge
-from agentic_rag.state import QUALITY, QUESTION, RETRIEVAL, ROUTE, Route
+from agentic_rag.state import ATTEMPT_QUALITY, ATTEMPT_RETRIEVAL, QUESTION, ROUTE, Route
 from tests.fakes.adk import run_agent
 from tests.fakes.mock_model import MockModel, MockScoringModel
 
@@ -58,14 +58,14 @@ def test_rules():
 
 def grade(fake_settings, reply, state_extra=None):
     stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=MockModel.create(reply))
-    state = {QUESTION.key: "问题", **RETRIEVAL.delta(retrieval(10, 23)), **(state_extra or {})}
+    state = {QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(retrieval(10, 23)), **(state_extra or {})}
     return stage, run_agent(stage, state=state)[0]
 
 
 def test_grade_from_the_model_sees_the_articles_and_the_sub_questions(fake_settings):
     route = Route(kind="multi", sub_questions=["能收集吗？", "怎么赔？"])
     stage, state = grade(fake_settings, json.dumps(dict.fromkeys(DIMS, 9)), ROUTE.delta(route))
-    assert QUALITY.get(state).passed and QUALITY.get(state).source == "llm"
+    assert ATTEMPT_QUALITY.get(state).passed and ATTEMPT_QUALITY.get(state).source == "llm"
     prompt = stage._model.prompts[0]
     assert "【第10条】" in prompt or "【《法》第10条】" in prompt
     assert "1. 能收集吗？" in prompt and "2. 怎么赔？" in prompt
@@ -73,7 +73,7 @@ def test_grade_from_the_model_sees_the_articles_and_the_sub_questions(fake_setti
 
 def test_an_outage_is_a_model_error_not_a_fail(fake_settings):
     _, state = grade(fake_settings, TimeoutError("slow"))
-    q = QUALITY.get(state)
+    q = ATTEMPT_QUALITY.get(state)
     assert q.verdict == "model_error" and not q.passed and "超时" in q.error
 
 
@@ -84,7 +84,9 @@ CAL = Calibration(relevance=(-1.0, 2.0, 0.0, 0.0), accuracy=(-2.0, 1.5, 6.0), co
 
 
 def signals(cos=0.6, margin=0.2, lexical=0.5, exact=0.0):
-    return {"best_cosine": cos, "cosine_margin": margin, "lexical_overlap": lexical, "exact_hit": exact}
+    from agentic_rag.retrieval.types import RetrievalSignals
+
+    return RetrievalSignals(best_cosine=cos, cosine_margin=margin, lexical_overlap=lexical, exact_hit=exact)
 
 
 # Expected values by hand, σ(x) = 1 / (1 + e^-x); P(relevant) = σ(-1 + 2d) with CAL (rank and cosine weigh 0).
@@ -140,17 +142,17 @@ def test_the_embedded_model_grades_by_scoring_one_tail_per_article(fake_settings
     stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=model)
     r = retrieval(10, 23)
     r.signals = signals(cos=0.8, margin=0.3, lexical=0.8)
-    state, _ = run_agent(stage, state={QUESTION.key: "问题", **RETRIEVAL.delta(r)})
-    q = QUALITY.get(state)
+    state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(r)})
+    q = ATTEMPT_QUALITY.get(state)
     assert q.source == "calibrated" and model.requests == []  # no generation, one scoring call
     (prefix, tails), = model.scored
     assert prefix.startswith("用户问题：问题\n\n检索到的法条：\n") and len(tails) == 2 and "是" in tails[0]
-    assert "logit" in state["raw_outputs"]["grade"]
+    assert "logit" in state["raw_grade"]
 
 
 def test_a_scoring_failure_is_a_model_error(fake_settings):
     model = MockScoringModel(diffs=[])
     model.diffs = TimeoutError("slow")  # type: ignore[assignment]
     stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=model)
-    state, _ = run_agent(stage, state={QUESTION.key: "问题", **RETRIEVAL.delta(retrieval(10))})
-    assert QUALITY.get(state).verdict == "model_error"
+    state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(retrieval(10))})
+    assert ATTEMPT_QUALITY.get(state).verdict == "model_error"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from agentic_rag.stages.retrieve import RetrieveStage, merge_per_question
-from agentic_rag.state import PLAN, QUESTION, RETRIEVAL, ROUTE, Plan, Route
+from agentic_rag.state import ATTEMPT_RETRIEVAL, PLAN, QUESTION, ROUTE, Plan, Route
 from tests.fakes.adk import run_agent
 
 
@@ -10,7 +10,7 @@ def retrieve(fake_settings, fake_retriever, question, route=None, **plan):
     stage = RetrieveStage(name="RetrievalAgent", settings=fake_settings, retriever_factory=lambda: fake_retriever)
     p = Plan(attempt=1, matcher=plan.get("matcher", "ensemble"), main_query=question, top_k=plan.get("top_k", 5))
     state = {QUESTION.key: question, **PLAN.delta(p), **(ROUTE.delta(route) if route else {})}
-    return RETRIEVAL.get(run_agent(stage, state=state)[0])
+    return ATTEMPT_RETRIEVAL.get(run_agent(stage, state=state)[0])
 
 
 PIPL = "中华人民共和国个人信息保护法"
@@ -53,7 +53,7 @@ def test_sub_questions_each_keep_a_quota(fake_settings, fake_retriever):
     assert evidence[0].article == 10 and evidence[1].article == 69  # round-robin: each sub-question's best first
     assert len({a.id for a in evidence}) == len(evidence)
     # the gate weighs the whole question's retrieval signals, as it was calibrated (not the defaults: all zero)
-    assert result.signals == fake_retriever.retrieve("两个问题", top_k_=5).signals and result.signals["best_cosine"] > 0
+    assert result.signals == fake_retriever.retrieve("两个问题", top_k_=5).signals and result.signals.best_cosine > 0
 
 
 def test_merge_dedups_and_caps(fake_retriever):

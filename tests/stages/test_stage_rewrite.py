@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from agentic_rag.stages.rewrite.agent import RewriteStage, parse_rewrite
-from agentic_rag.state import QUALITY, QUESTION, REWRITE, ROUTE, Quality, Rewrite, Route
+from agentic_rag.state import ATTEMPT_QUALITY, QUESTION, REWRITE, ROUTE, Quality, Rewrite, Route
 from tests.fakes.adk import run_agent
 from tests.fakes.mock_model import MockModel
 
@@ -24,7 +24,7 @@ def test_by_default_a_first_attempt_uses_the_users_words_and_a_retry_is_rewritte
     assert "首轮按原问题检索" in events[-1].content.parts[0].text
     quality = Quality(scores={}, total=10, threshold=32, passed=False, verdict="fail", source="llm", missing="罚则")
     first = REWRITE.get(state)
-    state, _ = run_agent(s, state={QUESTION.key: Q, **QUALITY.delta(quality), **REWRITE.delta(first)})
+    state, _ = run_agent(s, state={QUESTION.key: Q, **ATTEMPT_QUALITY.delta(quality), **REWRITE.delta(first)})
     assert REWRITE.get(state).source == "retry" and "罚则" in s._model.prompts[0]
 
 
@@ -62,7 +62,7 @@ def test_a_retry_rewrite_is_told_what_was_missing(fake_settings):
     s = stage(fake_settings, json.dumps({"main_query": "出售个人信息的法律责任"}, ensure_ascii=False))
     quality = Quality(scores={}, total=10, threshold=32, passed=False, verdict="fail", source="llm", missing="罚则")
     previous = Rewrite(main_query="向他人提供个人信息")
-    state, _ = run_agent(s, state={QUESTION.key: Q, **QUALITY.delta(quality), **REWRITE.delta(previous)})
+    state, _ = run_agent(s, state={QUESTION.key: Q, **ATTEMPT_QUALITY.delta(quality), **REWRITE.delta(previous)})
     assert REWRITE.get(state).source == "retry" and "罚则" in s._model.prompts[0]
     assert "向他人提供个人信息" in s._model.prompts[0]
 

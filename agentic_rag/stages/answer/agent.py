@@ -31,21 +31,24 @@ from ...retrieval.retriever import LocalRetriever
 from ...safety.fence import RULE, web_block
 from ...state import (
     ANSWER,
+    BRANCH,
     CITATIONS,
     CLARIFY,
     FINAL_ANSWER,
     KB_LAW,
     KB_LAWS,
+    NOTICE,
     PATH,
     QUALITY,
-    RETRIEVAL,
     QUESTION,
+    RETRIEVAL,
     ROUTE,
     WEB,
     Answer,
     Ask,
     Citations,
     Sentence,
+    Slot,
     kb_label,
     merge,
 )
@@ -123,6 +126,8 @@ def clarify_text(state) -> str:
 
 
 def fixed_reply(state, path: str) -> str:
+    if path in ("rejected", "error"):
+        return NOTICE.get(state, "")
     if path == "clarify":
         return clarify_text(state)
     if path == "chitchat":
@@ -159,6 +164,7 @@ def split_lines(text: str, n: int) -> list[str]:
 
 class AnswerStage(LlmStage):
     key: ClassVar[str] = "answer"
+    writes: ClassVar[tuple[Slot, ...]] = (FINAL_ANSWER, CITATIONS, PATH, ANSWER,)
     role: str = "answer"
     _factory: Callable[[], LocalRetriever] | None = PrivateAttr(default=None)
     _clause_vectors: dict = PrivateAttr(default_factory=dict)
@@ -170,7 +176,7 @@ class AnswerStage(LlmStage):
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
-        path, ev = PATH.get(state), evidence_of(state)
+        path, ev = BRANCH.get(state), evidence_of(state)
         quality = QUALITY.get(state)
         if path == "pass" and quality is not None and quality.source == "rule:exact_lookup":
             text = form.lookup(ev.articles, KB_LAW.get(state) is not None) + prompt.DISCLAIMER
@@ -366,6 +372,11 @@ class AnswerStage(LlmStage):
         asks = [Ask(question=p.question, label=p.label, rule=p.rule, article=p.article.id if p.article else "",
                     clause=p.clause.full if p.clause else "") for p in plans]
         return Answer(action=action, asks=asks, sentences=sentences)
+
+    def notice(self, ctx: InvocationContext, path: str, text: str) -> Event:
+        """The final event for a question rejected at intake or a failure the workflow caught: the message as is
+        (no model call, nothing to check). The workflow yields it itself when the answer stage cannot run."""
+        return self._final(ctx, text, Citations(), path)
 
     def _final(self, ctx: InvocationContext, text: str, record: Citations, path: str,
                answer: Answer | None = None) -> Event:

@@ -24,11 +24,11 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 
 from ...conversation import clip, history
-from ...legal.numerals import article_cn
 from ...legal.laws import short
+from ...legal.numerals import article_cn
 from ...llm.call import ModelFailure
 from ...safety.fence import history_block
-from ...state import CONTEXT, QUESTION, RAW, USER_QUERY, Contextualised, Conversation, Turn, merge
+from ...state import CONTEXT, QUESTION, RAW_CONTEXTUALISE, USER_QUERY, Contextualised, Conversation, Slot, Turn, merge
 from ..base import LlmStage
 from . import prompt, signals
 from .check import check
@@ -50,6 +50,7 @@ def titles(turn: Turn) -> list[str]:
 
 class ContextualiseStage(LlmStage):
     key: ClassVar[str] = "contextualise"
+    writes: ClassVar[tuple[Slot, ...]] = (QUESTION, CONTEXT, RAW_CONTEXTUALISE,)
     role: str = "contextualiser"
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -59,7 +60,7 @@ class ContextualiseStage(LlmStage):
         context, raw, line = await self._understand(ctx, message, conversation)
         delta = merge(QUESTION.delta(context.question), CONTEXT.delta(context))
         if context.called:
-            delta.update(RAW.delta({**(RAW.get(state) or {}), "contextualise": raw}))
+            delta.update(RAW_CONTEXTUALISE.delta(raw))
         yield self.emit(ctx, delta, line)
 
     async def _understand(self, ctx: InvocationContext, message: str,

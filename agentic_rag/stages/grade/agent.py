@@ -18,16 +18,15 @@ from google.adk.events import Event
 from ...llm.call import ModelFailure, score
 from ...llm.scoring import ScoringUnsupported
 from ...state import (
+    ATTEMPT_QUALITY,
+    ATTEMPT_RETRIEVAL,
     KB_LAW,
-    QUALITY,
-    QUALITY_PASSED,
-    QUALITY_SCORE,
     QUESTION,
-    RAW,
-    RETRIEVAL,
+    RAW_GRADE,
     ROUTE,
     Quality,
     Retrieval,
+    Slot,
     merge,
 )
 from ..base import SYSTEM, LlmStage
@@ -40,11 +39,12 @@ from .rules import failed, rule_verdict
 
 class GradeStage(LlmStage):
     key: ClassVar[str] = "grade"
+    writes: ClassVar[tuple[Slot, ...]] = (ATTEMPT_QUALITY, RAW_GRADE,)
     role: str = "evaluator"
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
-        retrieval = RETRIEVAL.get(state)
+        retrieval = ATTEMPT_RETRIEVAL.get(state)
         threshold = self.settings.quality_threshold
         quality = rule_verdict(QUESTION.get(state, ""), retrieval, threshold, self.settings.min_vector_score)
         raw = ""
@@ -56,8 +56,7 @@ class GradeStage(LlmStage):
                 quality = failed(threshold, "model_error", "error", f"质量评估{e.user_text}")
         if quality.error and quality.verdict == "unreadable":
             self.run_of(ctx).errors.append(quality.error)
-        delta = merge(QUALITY.delta(quality), QUALITY_SCORE.delta(quality.total),
-                      QUALITY_PASSED.delta(quality.passed), RAW.delta({**(RAW.get(state) or {}), "grade": raw}))
+        delta = merge(ATTEMPT_QUALITY.delta(quality), RAW_GRADE.delta(raw))
         yield self.emit(ctx, delta, quality.summary())
 
     async def _grade(self, ctx: InvocationContext, retrieval: Retrieval) -> tuple[Quality, str]:

@@ -1,8 +1,8 @@
 """The grade an API model gives in JSON: parsed leniently, validated strictly (never repaired into a pass)."""
 from __future__ import annotations
 
-from ...llm.parsing import as_score, as_str_list, parse_json_object
 from ...legal.refs import find_article_refs
+from ...llm.parsing import as_score, as_str_list, parse_json_object
 from ...state import DIMENSION_CN, DIMENSIONS, Article, Quality
 from .rules import failed
 

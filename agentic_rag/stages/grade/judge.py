@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
+from ...retrieval.types import RetrievalSignals
 from ...state import DIMENSIONS, Article, Quality, Retrieval
 
-SIGNALS = ("best_cosine", "cosine_margin", "lexical_overlap", "exact_hit")
+SIGNALS = tuple(RetrievalSignals.model_fields)  # best_cosine, cosine_margin, lexical_overlap, exact_hit
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ def judge(retrieval: Retrieval, articles: list[Article], diffs: list[float], thr
     probs = article_probabilities(articles, diffs, cal)
     gated = article_probabilities(articles, diffs, cal, cal.gate_shift)
     best = max(articles, key=lambda a: probs[a.id])
-    signals = [float(retrieval.signals.get(k, 0.0)) for k in SIGNALS]
+    signals = retrieval.signals.vector(SIGNALS)
     p = {"relevance": gated[best.id],
          "accuracy": sigmoid(linear(cal.accuracy, [diffs[0], signals[0]]) + cal.gate_shift),
          "completeness": sigmoid(linear(cal.completeness, signals) + cal.gate_shift),

@@ -21,7 +21,7 @@ from ...llm.call import ModelFailure
 from ...llm.parsing import as_str_list, parse_json_object
 from ...retrieval.analysis import analyze_query, is_pure_lookup
 from ...retrieval.tokenizer import default_legal_terms
-from ...state import QUALITY, QUESTION, RAW, REWRITE, ROUTE, Rewrite, kb_label, merge
+from ...state import ATTEMPT_QUALITY, QUESTION, RAW_REWRITE, REWRITE, ROUTE, Rewrite, Slot, kb_label, merge
 from ..base import LlmStage
 from . import prompt
 
@@ -52,6 +52,7 @@ def progress_line(rewrite: Rewrite) -> str:
 
 class RewriteStage(LlmStage):
     key: ClassVar[str] = "rewrite"
+    writes: ClassVar[tuple[Slot, ...]] = (REWRITE, RAW_REWRITE,)
     role: str = "rewriter"
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -66,12 +67,12 @@ class RewriteStage(LlmStage):
             rewrite, raw = Rewrite(main_query=question, source="skipped"), ""
         else:
             rewrite, raw = await self._rewrite(ctx, question, previous)
-        yield self.emit(ctx, merge(REWRITE.delta(rewrite), RAW.delta({**(RAW.get(state) or {}), "rewrite": raw})),
+        yield self.emit(ctx, merge(REWRITE.delta(rewrite), RAW_REWRITE.delta(raw)),
                         progress_line(rewrite))
 
     async def _rewrite(self, ctx: InvocationContext, question: str,
                        previous: Rewrite | None) -> tuple[Rewrite, str]:
-        quality = QUALITY.get(ctx.session.state)
+        quality = ATTEMPT_QUALITY.get(ctx.session.state)
         retry = prompt.RETRY.format(missing=quality.missing or "相关性不足", previous=previous.main_query) \
             if previous is not None and quality is not None else ""
         text = prompt.REWRITE.format(question=question, law=kb_label(ctx.session.state), retry=retry)

@@ -17,11 +17,11 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 from pydantic import PrivateAttr
 
+from ...legal.laws import short
 from ...llm.call import ModelFailure
 from ...llm.parsing import parse_json_object
-from ...legal.laws import short
 from ...retrieval.retriever import LocalRetriever
-from ...state import CONTEXT, KB_LAW, KB_LAWS, QUESTION, RAW, ROUTE, Route, merge
+from ...state import CONTEXT, KB_LAW, KB_LAWS, QUESTION, RAW_ROUTE, ROUTE, Route, Slot, merge
 from ..base import LlmStage
 from . import prompt, signals
 
@@ -68,6 +68,7 @@ def decide(question: str, best: float | None, kb_laws: list[str], floor: float,
 
 class RouterStage(LlmStage):
     key: ClassVar[str] = "route"
+    writes: ClassVar[tuple[Slot, ...]] = (KB_LAW, KB_LAWS, ROUTE, RAW_ROUTE,)
     role: str = "router"
     _factory: Callable[[], LocalRetriever] = PrivateAttr()
 
@@ -88,7 +89,7 @@ class RouterStage(LlmStage):
         text = f"问题路由：{LABEL[route.kind]}（{route.reason}）"
         if route.kind == "multi":
             text += "：" + " | ".join(route.sub_questions)
-        yield self.emit(ctx, merge(kb, ROUTE.delta(route), RAW.delta({**(RAW.get(state) or {}), "route": raw})),
+        yield self.emit(ctx, merge(kb, ROUTE.delta(route), RAW_ROUTE.delta(raw)),
                         text)
 
     async def _route(self, ctx: InvocationContext, question: str, retriever: LocalRetriever) -> tuple[Route, str]:

@@ -125,7 +125,7 @@ class Settings(BaseSettings):
     answer_max_tokens: int = Field(600, ge=100, le=4000, description="the web answer's token budget (~400 characters)")
     support_llm: Literal["auto", "off"] = Field(
         "auto", description="auto: the support check of the model's sentences also reads the model's 是/否 logit "
-                            "(logprobs for API models) where it can give one; off: the code checks only")
+                            "where it can give one (the embedded model) and the fitted weights use it; off: the code checks only")
     quality_threshold: int = Field(32, ge=0, le=40)
     min_vector_score: float = Field(
         0.22, description="best dense cosine below this → FAIL without asking the grader (off-topic). Calibrated for "

@@ -79,6 +79,10 @@ def test_an_item_takes_the_rule_of_its_introduction_not_the_words_of_the_case():
 def test_a_conditional_duty_is_answered_it_depends_and_a_listed_case_grants_the_right():
     conditional = clauses("处理个人信息达到国家网信部门规定数量的个人信息处理者应当指定个人信息保护负责人。")[0]
     assert decide("三十人的小公司必须指定个人信息保护负责人吗？", conditional).label == "视情况"
+    # the question states the case the duty is for: the README's demo question
+    minors = clauses("个人信息处理者处理不满十四周岁未成年人个人信息的，应当取得未成年人的父母或者其他监护人的同意。")[0]
+    assert decide("我家孩子10岁，App收集他的信息要我同意吗？", minors).label == "需要"
+    assert decide("App收集我儿子的信息需要我同意吗？他今年16岁", minors).label == "视情况"
     # a right granted where one of the listed cases applies: the matched case is the question's, so it may
     assert decide("会员卡到期不续了，我能让健身房删掉我的人脸照片吗？", by_text(ART_47, "处理目的已实现")).label == "可以"
 

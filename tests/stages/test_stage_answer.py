@@ -85,16 +85,27 @@ def test_a_sentence_against_the_decided_conclusion_is_dropped(fake_settings):
     assert ANSWER.get(final).sentences[0].why == "与结论相反" and "网站可以把" not in FINAL_ANSWER.get(final)
 
 
-def test_the_support_logit_is_read_on_the_same_prefix_and_can_veto(fake_settings):
+def test_the_support_logit_is_read_on_the_same_prefix_and_can_veto(fake_settings, monkeypatch):
+    from agentic_rag.stages.answer import agent, support
+    weights = support.SupportModel(intercept=-4.0, lexical=8.0, llm=1.0, threshold=0.5)
+    monkeypatch.setattr(agent, "support_model", lambda: weights)
+    monkeypatch.setattr(support, "support_model", lambda: weights)
     model = MockScoringModel.create("不可以，网站不能出售他人个人信息。")
     model.diffs = [-12.0]
     _, final, _ = answer(fake_settings, model=model, path="pass")
     prefix, tails = model.scored[0]
     assert model.prompts[0].startswith(prefix) and "网站不能出售他人个人信息" in tails[0]
     sentence = ANSWER.get(final).sentences[0]
-    assert sentence.support is not None
-    # the shipped weights decide; whatever they are, a kept sentence is shown and a dropped one is not
-    assert (sentence.text in FINAL_ANSWER.get(final)) == sentence.kept
+    assert sentence.support is not None and not sentence.kept  # the model's 否 vetoes words that are all the article's
+    assert sentence.text not in FINAL_ANSWER.get(final)
+
+
+def test_no_support_call_when_the_fitted_weights_ignore_the_logit(fake_settings, monkeypatch):
+    from agentic_rag.stages.answer import agent, support
+    monkeypatch.setattr(agent, "support_model", lambda: support.SupportModel(-4.0, 8.0, 0.0, 0.5))
+    model = MockScoringModel.create("不可以，网站不能出售他人个人信息。")
+    _, final, _ = answer(fake_settings, model=model, path="pass")
+    assert model.scored == [] and ANSWER.get(final).sentences[0].kept
 
 
 def test_streaming_shows_the_conclusion_label_before_the_model_has_written(fake_settings):
@@ -174,3 +185,10 @@ def test_fixed_replies_make_no_llm_call(fake_settings):
         stage, final, _ = answer(fake_settings, AssertionError("no call"), path=path, **extra)
         assert expected in FINAL_ANSWER.get(final) and stage._model.requests == []
         assert CITATIONS.get(final).cited == [] and CITATIONS.get(final).invalid == []
+
+
+def test_the_models_sentence_is_read_without_report_headings_or_bold_labels():
+    from agentic_rag.stages.answer.agent import split_lines
+    assert split_lines("# 法律咨询意见\n## 问题分析\n处理不满十四周岁未成年人个人信息需要父母同意。另见下文。", 1) == [
+        "处理不满十四周岁未成年人个人信息需要父母同意。"]
+    assert split_lines("1. **结论**：不可以，不得买卖。\n2. - 可以，有权删除。", 2) == ["不可以，不得买卖。", "可以，有权删除。"]

@@ -59,12 +59,15 @@ from .citations import Evidence, check, note
 from .conclusion import decide
 from .deciding import Embed, is_remedy, rank_clauses
 from .stream import VerifiedStream
-from .support import judge_sentence
+from .support import judge_sentence, support_model
 
 SENTENCE_TOKENS = 120
 SECOND_ARTICLE_P = 0.5  # a second governing article is quoted when judged about as relevant as the first  # one sentence of ≤ 60 characters per ask, with room to spare
 SUPPORT_TAIL = "【任务】核对：下面这句话能否由上面的法条直接得出？只回答“是”或“否”。\n句子：{sentence}"
 _LINE_NUMBER = re.compile(r"^\s*\d+[.、．)]\s*")
+# What a model used to a report form puts around its sentence: headings, list and quote marks, a bold label.
+_HEADING_LINE = re.compile(r"^\s*#")
+_LINE_MARKUP = re.compile(r"^\s*(?:[-*>]\s+)?(?:\*\*[^*\n]{1,12}\*\*[：:]?\s*)?")
 
 
 def evidence_of(state) -> Evidence:
@@ -155,7 +158,8 @@ def sentence_task(plans: list[form.AskPlan], one_law: bool) -> str:
 
 def split_lines(text: str, n: int) -> list[str]:
     """The model's sentence per ask: one per line (numbering removed), the first sentence of each line."""
-    lines = [_LINE_NUMBER.sub("", line).strip() for line in text.strip().splitlines() if line.strip()]
+    lines = [_LINE_MARKUP.sub("", _LINE_NUMBER.sub("", line)).strip() for line in text.strip().splitlines()
+             if line.strip() and not _HEADING_LINE.match(line)]
     if n == 1:
         lines = [" ".join(lines)]
     firsts = [re.split(r"(?<=[。！？!?])", line, maxsplit=1)[0].strip() for line in lines]
@@ -283,7 +287,8 @@ class AnswerStage(LlmStage):
 
     async def _support_logits(self, ctx: InvocationContext, prefix: str, texts: list[str]) -> dict[str, float]:
         """logit(是) − logit(否) per sentence, from a model that can give it (on the prefix it just evaluated)."""
-        if not texts or self._settings.support_llm == "off":
+        # A logit the fitted weights ignore (llm weight 0: it did not help on the labelled sentences) is not worth a call.
+        if not texts or self._settings.support_llm == "off" or not support_model().llm:
             return {}
         try:
             scored = await score(self._model, SYSTEM, prefix, [SUPPORT_TAIL.format(sentence=t) for t in texts],

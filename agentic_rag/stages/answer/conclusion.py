@@ -1,10 +1,11 @@
 """The conclusion's label, decided in code from what the question asks and how the deciding clause regulates.
 
 A 1.5B model asked 可以 / 不可以 answers 不可以 to nearly everything (its logits barely move with the article:
-eval/results/conclusion_rules.json), so the polarity is read from the statute: the question's kind (may someone
+docs/evaluation.md), so the polarity is read from the statute: the question's kind (may someone
 do X? must X be done? may I demand X? how do I …?) against the modality of the clause that decides it (不得,
 应当, 可以/有权, 不需). A conditional rule (方可 after a list, 应当 + a condition, an exception that may or may not
 apply) is answered 视情况 with the condition, not guessed: a wrong 可以 is worse than an honest "it depends".
+eval/conclusion_rules.py measures these rules alone, on the gold articles.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ...legal.modality import Clause
+from ...legal.numerals import cn_to_int
 from ...legal.modality import modality as modality_of
 
 Label = Literal["可以", "不可以", "需要", "不需要", "视情况", "说明"]
@@ -108,7 +110,8 @@ def _need(mod: str, clause: Clause, question: str) -> Label:
     if mod == "permit":  # a list of lawful bases other than consent matched: no consent needed
         return "不需要" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
     if mod == "oblige" and not clause.lead and _CONDITIONAL.search(clause.text):
-        return "视情况"  # "…达到规定数量的处理者应当…": whether the question's case meets the condition decides
+        # "…达到规定数量的处理者应当…": whether the question's case meets the condition decides
+        return "需要" if condition_met(question, clause) else "视情况"
     if mod == "none" and _DEFINITION.search(clause.text):
         return "需要"  # "算个人信息吗" against the definition it falls under
     return {"oblige": "需要", "prohibit": "需要", "exempt": "不需要"}.get(mod, "视情况")
@@ -130,6 +133,18 @@ def _permission(mod: str, clause: Clause, question: str) -> Label:
     return "视情况"
 
 
+def condition_met(question: str, clause: Clause) -> bool:
+    """The question states the case a conditional duty is for: its age is below the clause's 不满N周岁, or it shares
+    a third of the condition's own words (words every PIPL clause has, 个人信息处理者, say nothing)."""
+    condition = re.split(r"的[，,]|的(?:个人信息)?处理者应当", clause.text, maxsplit=1)[0]
+    limit, age = re.search(r"不满([一二三四五六七八九十\d]+)周岁", condition), re.search(r"(\d{1,2})\s*(?:周)?岁", question)
+    if limit and (age or _CHILD.search(question)):  # a stated age decides; a child without one is under any limit
+        return not age or int(age.group(1)) < cn_to_int(limit.group(1))
+    words = _bigrams(condition) - _bigrams("个人信息处理者处理个人信息")
+    return bool(words) and len(_bigrams(question) & words) >= max(2, len(words) // 3)
+
+
+_CHILD = re.compile(r"孩子|小孩|儿童|未成年|小学|幼儿")
 _TABLES = {"need": _need, "right": _right, "permission": _permission}
 _OPPOSITE: dict[str, Label] = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
 _CONSENT = re.compile(r"同意")

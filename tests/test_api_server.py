@@ -24,7 +24,10 @@ APP = "agentic_rag"
 REWRITE = {"main_query": "未满十四周岁未成年人个人信息处理需要监护人同意", "variants": ["儿童个人信息 父母同意"],
            "keywords": ["不满十四周岁", "监护人", "同意"], "domain": "个人信息保护", "complexity": "simple"}
 GRADE = {"relevance": 9, "completeness": 8, "accuracy": 9, "coverage": 8}
-ANSWER = "# 法律咨询意见\n## 问题分析\n处理不满十四周岁未成年人个人信息需要父母同意。\n## 相关法条\n第三十一条。\n**免责声明：**……"
+# The model writes one sentence after the conclusion the code decided (需要, from 第三十一条's 应当 and the child's age).
+SENTENCE = "处理不满十四周岁未成年人个人信息应当取得父母或者其他监护人的同意。"
+ANSWER = "需要，" + SENTENCE
+FORM_START = "**结论**：需要。" + SENTENCE
 QUESTION = "我家孩子10岁，App收集他的信息要我同意吗？"
 FOLLOW_UP = "那要是孩子15岁了呢？"
 STANDALONE = "App收集15岁孩子的信息，还需要我这个家长同意吗？"
@@ -153,7 +156,7 @@ def test_run_end_to_end_through_litellm(server):
     state = merged_state(r.json())
     assert state["path"] == "pass" and state["quality"]["total"] == 34
     assert 31 in [a["article"] for a in state["retrieval"]["articles"]]
-    assert state["final_answer"].startswith("# 法律咨询意见")
+    assert state["final_answer"].startswith(FORM_START) and "**依据**：第三十一条规定：“" in state["final_answer"]
     assert state["citations"]["valid"] == [31] and not state["citations"]["invalid"]
     bodies = server["llm"].requests[n_before:]
     scoring = [b for b in bodies if b.get("logprobs")]  # the gate asks for logprobs once; this provider has none
@@ -168,9 +171,10 @@ def test_run_end_to_end_through_litellm(server):
 
 
 def test_run_sse_streams_only_checked_text(server):
-    """Partial answer events arrive before the final one, and no unverified article number is ever in one."""
+    """The code's conclusion and clause arrive as a partial event before the model's sentence; a sentence citing an
+    article that was not retrieved is never in any event, and the final answer is exactly what was streamed."""
     sid = new_session(server["base"])
-    server["script"].answer = "# 法律咨询意见\n## 相关法条\n依据第三十一条，需要父母同意。另见第二百零一条！\n**适用条件：**不满十四周岁。"
+    server["script"].answer = "需要，依据第二百零一条，须经父母同意。"
     try:
         with httpx.stream("POST", f"{server['base']}/run_sse", json=run_body(sid, streaming=True), timeout=300) as r:
             assert r.status_code == 200
@@ -180,11 +184,12 @@ def test_run_sse_streams_only_checked_text(server):
     partial = [e for e in events if e.get("partial")]
     final = [i for i, e in enumerate(events) if ((e.get("actions") or {}).get("stateDelta") or {}).get("final_answer")]
     assert len(partial) >= 2 and final and events.index(partial[0]) < final[0]
+    assert partial[0]["content"]["parts"][0]["text"].startswith("**结论**：需要。")
     streamed = "".join(p["content"]["parts"][0]["text"] for p in partial)
-    assert "二百零一" not in streamed and "第三十一条" in streamed and "**适用条件**：" in streamed
+    assert "二百零一" not in streamed and "第三十一条规定" in streamed and "须经父母同意" not in streamed
     state = merged_state(events)
-    assert state["citations"]["invalid"] == [201] and "另见" not in state["final_answer"]
-    assert state["final_answer"].startswith(streamed.strip()[:40])
+    assert 201 in state["citations"]["invalid"] and state["final_answer"] == streamed
+    assert "核对说明" in streamed  # the dropped sentence is said, not silently lost
 
 
 def test_unknown_session_is_404(server):
@@ -213,7 +218,7 @@ def test_sessions_survive_a_restart(server):
     r = httpx.get(f"{server['base']}/apps/{APP}/users/u/sessions/{sid}", timeout=30)
     assert r.status_code == 200
     state = r.json()["state"]
-    assert state["user_query"] == QUESTION and state["final_answer"].startswith("# 法律咨询意见")
+    assert state["user_query"] == QUESTION and state["final_answer"].startswith(FORM_START)
 
 
 def test_adk_run_answers_a_single_query(server):
@@ -222,15 +227,17 @@ def test_adk_run_answers_a_single_query(server):
                         APP, QUESTION], cwd=PROJECT_ROOT, env_extra=server["env"], capture_output=True, text=True,
                        timeout=300, stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "[RetrievalAgent]" in out.stdout and "# 法律咨询意见" in out.stdout
+    assert "[RetrievalAgent]" in out.stdout and FORM_START in out.stdout
     assert "Traceback" not in out.stdout + out.stderr
 
 
 def test_adk_run_streams_the_answer_while_the_model_is_still_writing(server):
-    """The provider holds the rest of the answer until the test has seen its first sentence on `adk run`'s stdout:
-    the sentence was shown, checked, while the model was still generating — and is not printed a second time."""
+    """The provider holds the model's sentence until the test has seen the conclusion and the quoted clause on
+    `adk run`'s stdout: the code's part of the answer is shown while the model is still generating; the sentence
+    follows once, checked, and the model's second sentence (an invented article) is never shown."""
     resume, seen = threading.Event(), []
-    server["script"].answer = Held(first="依据第三十一条，需要父母同意。", resume=resume, rest="另见第二百零一条！\n结论：征得同意。")
+    server["script"].answer = Held(first="需要，处理不满十四周岁未成年人个人信息", resume=resume,
+                                   rest="应当取得父母或者其他监护人的同意。另见第二百零一条！")
     adk = Path(sys.executable).with_name("adk")
     proc = hermetic.popen([str(adk), "run", "--session_service_uri", f"sqlite:///{server['tmp'] / 'run2.db'}",
                            APP, QUESTION], cwd=PROJECT_ROOT, env_extra=server["env"], stdin=subprocess.DEVNULL,
@@ -239,7 +246,7 @@ def test_adk_run_streams_the_answer_while_the_model_is_still_writing(server):
     def read() -> None:
         while chunk := os.read(proc.stdout.fileno(), 4096):
             seen.append(chunk)
-            if "需要父母同意" in b"".join(seen).decode(errors="ignore") and not resume.is_set():
+            if "第三十一条规定" in b"".join(seen).decode(errors="ignore") and not resume.is_set():
                 seen.append(b"<RESUMED>")
                 resume.set()
 
@@ -253,10 +260,10 @@ def test_adk_run_streams_the_answer_while_the_model_is_still_writing(server):
         reader.join(timeout=10)
     out = b"".join(seen).decode()
     assert proc.returncode == 0
-    assert "<RESUMED>" in out and "结论" not in out.split("<RESUMED>")[0]  # shown before the model finished
-    assert out.count("需要父母同意") == 1 and out.count("[AnswerGeneratorAgent]:") == 1  # streamed once, then completed
-    body, _, checked = out.partition("核对说明")  # the invented article is never shown, only named as removed
-    assert "二百零一" not in body and "第二百零一条" in checked and "结论：征得同意" in body
+    before, _, after = out.partition("<RESUMED>")
+    assert "**结论**：需要。" in before and SENTENCE not in before  # shown before the model finished
+    assert out.count(SENTENCE) == 1 and out.count("[AnswerGeneratorAgent]:") == 1  # streamed once, then completed
+    assert "二百零一" not in out and "另见" not in out
 
 
 # ----------------------------------------------------------------------------- conversations (issue 19)
@@ -272,7 +279,7 @@ def test_two_runs_on_one_session_answer_the_follow_up_in_context(server):
     assert texts_of(events, "ContextualiseAgent") == [f"结合上文理解为：{STANDALONE}"]
     (prompt,) = condense_prompts(server, n)  # one call, on turn 1's question and cited title, not its answer
     assert f"上一问题：{QUESTION}" in prompt and "个人信息保护法第三十一条" in prompt
-    assert "法律咨询意见" not in prompt and "父母同意" not in prompt
+    assert "结论" not in prompt and SENTENCE[:12] not in prompt  # never the answer body
     later = [b["messages"][-1]["content"] for b in server["llm"].requests[n:] if CONDENSE not in
              str(b["messages"][-1]["content"])]
     assert later and all(STANDALONE in p for p in later)  # rewrite, grade, answer: the standalone question

@@ -199,6 +199,28 @@ def choose_relevant(rows: list[dict], probs: dict[str, list[float]]) -> float:
     return max((round(x * 0.05, 2) for x in range(2, 19)), key=f1)
 
 
+def hedges(rows: list[dict], models_of, shift: float, t: float) -> list[bool]:
+    """For each question below PASS whose best article reaches P(relevant) `t` (a hedged answer): is that best
+    article a gold one of an in-scope question? In-scope misses count too: they are hedged from a wrong article."""
+    out = []
+    for r in rows:
+        tot, probs = total(r, models_of(r), shift)
+        if r["articles"] and tot < THRESHOLD and max(probs) >= t:
+            out.append(bool(r["in_scope"]) and r["articles"][probs.index(max(probs))] in (r["gold"] or []))
+    return out
+
+
+def choose_ambiguous(rows: list[dict], models_of, shift: float) -> float:
+    """CRAG's middle action for the calibrated judge: the lowest best-article P(relevant) from which a question
+    below PASS gets a hedged answer, such that at least half of the dev questions hedged would be hedged from a
+    gold article; the lowest at which none is hedged when no threshold does (then the action is never taken)."""
+    for t in (round(0.4 + 0.05 * i, 2) for i in range(12)):
+        h = hedges(rows, models_of, shift, t)
+        if not h or sum(h) / len(h) >= 0.5:
+            return t
+    return 1.0
+
+
 def auroc(pos: list[float], neg: list[float]) -> float | None:
     if not pos or not neg:
         return None
@@ -269,6 +291,10 @@ def split(rows: list[dict]) -> dict[str, str]:
     return {rid: ("dev" if i % 2 == 0 else "test") for ids in groups.values() for i, rid in enumerate(sorted(ids))}
 
 
+def _hedge_counts(h: list[bool]) -> dict:
+    return {"hedged": len(h), "from_a_gold_article": sum(h)}
+
+
 def fit(args) -> None:
     rows = [json.loads(line) for line in FEATURES.read_text(encoding="utf-8").splitlines()]
     backfill(rows)
@@ -283,15 +309,22 @@ def fit(args) -> None:
     oof = {r["id"]: total(r, oof_models[r["id"]], shift) for r in dev}
     relevant = choose_relevant(dev, {rid: probs for rid, (_, probs) in oof.items()})
     final = fit_models(dev)
+    every = [r for r in rows if r["articles"]]  # the in-scope misses too: they would be hedged from a wrong article
+    dev_all, test_all = [r for r in every if part[r["id"]] == "dev"], [r for r in every if part[r["id"]] == "test"]
+    ambiguous = choose_ambiguous(dev_all, lambda r: oof_models.get(r["id"], final), shift)
     result = {"k_folds": args.k, "n_dev": len(dev), "n_test": len(test), "gate_shift": shift,
               "relevant_threshold": relevant, "left_out_in_scope_misses": len(rows) - len(data),
               "dev_out_of_fold": report(dev, oof, relevant),
               "test": report(test, {r["id"]: total(r, final, shift) for r in test}, relevant),
               "dev_out_of_fold_with_router": with_router(dev, oof),
               "test_with_router": with_router(test, {r["id"]: total(r, final, shift) for r in test}),
+              "ambiguous_relevance": ambiguous,
+              "hedged_dev": _hedge_counts(hedges(dev_all, lambda r: oof_models.get(r["id"], final), shift, ambiguous)),
+              "hedged_test": _hedge_counts(hedges(test_all, lambda r: final, shift, ambiguous)),
               "test_ids": sorted(rid for rid, p in part.items() if p == "test"), "fitted_on_dev": final}
     REPORT.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
-    SHIPPED.write_text(json.dumps({**final, "relevant_threshold": relevant, "gate_shift": shift, "provenance": {
+    SHIPPED.write_text(json.dumps({**final, "relevant_threshold": relevant, "gate_shift": shift,
+                                   "ambiguous_relevance": ambiguous, "provenance": {
         "fitted": True, "by": "eval/calibrate_gate.py fit", "features": str(FEATURES.relative_to(ROOT)),
         "n_dev": len(dev), "test_auroc": result["test"]["auroc"], "k_folds": args.k}},
         ensure_ascii=False, indent=2), encoding="utf-8")

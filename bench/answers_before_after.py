@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agentic_rag.eval.answers import load_rows, result_of, summarize  # noqa: E402
+from agentic_rag.eval.e2e import interleave_types  # noqa: E402
 
 
 class Worker:
@@ -77,14 +78,17 @@ def main() -> int:
     p.add_argument("--limit", type=int)
     p.add_argument("--checkpoint", type=Path)
     p.add_argument("--json", type=Path)
+    p.add_argument("--report-only", action="store_true", help="summarise the checkpoint, ask nothing")
     args = p.parse_args()
-    rows = load_rows(args.dataset, args.split)[: args.limit or None]
+    # Round-robin over (knowledge base, type): a run stopped early, or --limit, is still a stratified sample.
+    rows = interleave_types(load_rows(args.dataset, args.split), key=lambda r: (r["kb"], r["type"]))
+    rows = rows[: args.limit or None]
     done = load_done(args.checkpoint)
     checkouts = {"before": args.before.resolve(), "after": args.after.resolve()}
     workers: dict[str, Worker] = {}
     for i, row in enumerate(rows, 1):
         for version in args.versions:
-            if (version, row["id"]) in done:
+            if (version, row["id"]) in done or args.report_only:
                 continue
             if version not in workers:
                 workers[version] = Worker(version, checkouts[version], args.pipl_dir.resolve(),
@@ -101,8 +105,8 @@ def main() -> int:
                   f"{result['latency_s']:.1f}s", file=sys.stderr, flush=True)
     for w in workers.values():
         w.close()
-    ids = {r["id"] for r in rows}
-    report = {"split": args.split, "n": len(rows),
+    ids = {r["id"] for r in rows if all((v, r["id"]) in done for v in args.versions)}  # answered by every version
+    report = {"split": args.split, "n": len(ids), "of": len(rows),
               "versions": {v: summarize([r for (ver, i), r in done.items() if ver == v and i in ids])
                            for v in args.versions}}
     if set(args.versions) == {"before", "after"}:

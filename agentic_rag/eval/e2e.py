@@ -67,11 +67,11 @@ def run_config(settings: Settings, index_fingerprint: str) -> dict:
             "threshold": settings.quality_threshold, "index": index_fingerprint}
 
 
-def interleave_types(rows: list[dict]) -> list[dict]:
+def interleave_types(rows: list[dict], key: Callable[[dict], object] = lambda r: r["type"]) -> list[dict]:
     """Round-robin over question types (file order within a type), so that any prefix is a stratified sample."""
-    by_type: dict[str, list[dict]] = {}
+    by_type: dict[object, list[dict]] = {}
     for row in rows:
-        by_type.setdefault(row["type"], []).append(row)
+        by_type.setdefault(key(row), []).append(row)
     return [row for group in zip_longest(*by_type.values()) for row in group if row is not None]
 
 

@@ -90,14 +90,16 @@ def test_the_support_logit_is_read_on_the_same_prefix_and_can_veto(fake_settings
     weights = support.SupportModel(intercept=-4.0, lexical=8.0, llm=1.0, threshold=0.5)
     monkeypatch.setattr(agent, "support_model", lambda: weights)
     monkeypatch.setattr(support, "support_model", lambda: weights)
-    model = MockScoringModel.create("不可以，网站不能出售他人个人信息。")
-    model.diffs = [-12.0]
-    _, final, _ = answer(fake_settings, model=model, path="pass")
-    prefix, tails = model.scored[0]
-    assert model.prompts[0].startswith(prefix) and "网站不能出售他人个人信息" in tails[0]
-    sentence = ANSWER.get(final).sentences[0]
-    assert sentence.support is not None and not sentence.kept  # the model's 否 vetoes words that are all the article's
-    assert sentence.text not in FINAL_ANSWER.get(final)
+    shown = {}
+    for d in (12.0, -12.0):
+        model = MockScoringModel.create("不可以，网站不能出售他人个人信息。")
+        model.diffs = [d]
+        _, final, _ = answer(fake_settings, model=model, path="pass")
+        prefix, tails = model.scored[0]
+        assert model.prompts[0].startswith(prefix) and "网站不能出售他人个人信息" in tails[0]
+        sentence = ANSWER.get(final).sentences[0]
+        shown[d] = sentence.kept and "网站不能出售他人个人信息" in FINAL_ANSWER.get(final)
+    assert shown == {12.0: True, -12.0: False}  # the model's 是 keeps the sentence, its 否 vetoes it
 
 
 def test_no_support_call_when_the_fitted_weights_ignore_the_logit(fake_settings, monkeypatch):
@@ -105,7 +107,7 @@ def test_no_support_call_when_the_fitted_weights_ignore_the_logit(fake_settings,
     monkeypatch.setattr(agent, "support_model", lambda: support.SupportModel(-4.0, 8.0, 0.0, 0.5))
     model = MockScoringModel.create("不可以，网站不能出售他人个人信息。")
     _, final, _ = answer(fake_settings, model=model, path="pass")
-    assert model.scored == [] and ANSWER.get(final).sentences[0].kept
+    assert model.scored == [] and ANSWER.get(final).sentences[0].support is not None  # checked, by code alone
 
 
 def test_streaming_shows_the_conclusion_label_before_the_model_has_written(fake_settings):

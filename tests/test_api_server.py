@@ -227,14 +227,15 @@ def test_adk_run_answers_a_single_query(server):
                         APP, QUESTION], cwd=PROJECT_ROOT, env_extra=server["env"], capture_output=True, text=True,
                        timeout=300, stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "[RetrievalAgent]" in out.stdout and FORM_START in out.stdout
+    assert "[RetrievalAgent]" in out.stdout and FORM_START in out.stdout  # streamed, and nothing printed in between
+    assert "LiteLLM" not in out.stdout
     assert "Traceback" not in out.stdout + out.stderr
 
 
 def test_adk_run_streams_the_answer_while_the_model_is_still_writing(server):
-    """The provider holds the model's sentence until the test has seen the conclusion and the quoted clause on
-    `adk run`'s stdout: the code's part of the answer is shown while the model is still generating; the sentence
-    follows once, checked, and the model's second sentence (an invented article) is never shown."""
+    """The provider holds the model's sentence until the test has seen the conclusion on `adk run`'s stdout: the
+    code's label is shown while the model is still generating; the sentence follows once, checked, then the quoted
+    clause, and the model's second sentence (an invented article) is never shown."""
     resume, seen = threading.Event(), []
     server["script"].answer = Held(first="需要，处理不满十四周岁未成年人个人信息", resume=resume,
                                    rest="应当取得父母或者其他监护人的同意。另见第二百零一条！")
@@ -246,7 +247,7 @@ def test_adk_run_streams_the_answer_while_the_model_is_still_writing(server):
     def read() -> None:
         while chunk := os.read(proc.stdout.fileno(), 4096):
             seen.append(chunk)
-            if "第三十一条规定" in b"".join(seen).decode(errors="ignore") and not resume.is_set():
+            if "**结论**：需要。" in b"".join(seen).decode(errors="ignore") and not resume.is_set():
                 seen.append(b"<RESUMED>")
                 resume.set()
 

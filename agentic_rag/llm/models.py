@@ -57,6 +57,9 @@ def make_model(role: Role, settings: Settings) -> BaseLlm:
     from google.adk.models.lite_llm import LiteLlm
 
     litellm.suppress_debug_info = True  # its "Give Feedback / Get Help" banner on every provider error
+    # Its INFO line per completion lands on `adk run`'s stdout, in the middle of the streamed answer; our own log
+    # says which model each role uses.
+    logging.getLogger("LiteLLM").setLevel(logging.WARNING)
 
     try:
         cls = LLMRegistry.resolve(name)

@@ -14,6 +14,7 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 
 
 def main() -> int:
@@ -27,7 +28,7 @@ def main() -> int:
 
     agents = {}
     for kb, data_dir in (("pipl", pipl_dir), ("multilaw", multilaw_dir)):
-        settings = get_settings().model_copy(update={"data_dir": data_dir})
+        settings = get_settings().model_copy(update={"data_dir": Path(data_dir)})  # model_copy does not validate
         retriever = get_retriever(settings)
         agents[kb] = ConditionalWorkflowAgent(settings=settings, retriever_factory=lambda r=retriever: r)
     print(json.dumps({"ready": True}), flush=True)

@@ -102,14 +102,19 @@ def _result(eval_metric: EvalMetric, actual: list[Invocation], expected: Optiona
                             overall_eval_status=EvalStatus.PASSED if overall >= threshold else EvalStatus.FAILED)
 
 
+def _pairs(actual_invocations: list[Invocation], expected_invocations: Optional[list[Invocation]]):
+    """Each actual invocation with the expected one at its place (None where the evalset has none)."""
+    for i, actual in enumerate(actual_invocations):
+        yield actual, expected_invocations[i] if expected_invocations and i < len(expected_invocations) else None
+
+
 def conclusion_match(eval_metric: EvalMetric, actual_invocations: list[Invocation],
                      expected_invocations: Optional[list[Invocation]] = None,
                      conversation_scenario: Optional[ConversationScenario] = None) -> EvaluationResult:
     """1.0 when the answer's conclusion label equals the reference answer's, per invocation."""
     del conversation_scenario
     scores: list[float | None] = []
-    for i, actual in enumerate(actual_invocations):
-        expected = expected_invocations[i] if expected_invocations and i < len(expected_invocations) else None
+    for actual, expected in _pairs(actual_invocations, expected_invocations):
         want = reference_label(text_of(expected))
         scores.append(None if want is None else float(conclusion_label(text_of(actual)) == want))
     return _result(eval_metric, actual_invocations, expected_invocations, scores)
@@ -121,8 +126,7 @@ def governing_article(eval_metric: EvalMetric, actual_invocations: list[Invocati
     """1.0 when the answer rests on what it should (a gold article; nothing from the KB; a question back)."""
     del conversation_scenario
     scores: list[float | None] = []
-    for i, actual in enumerate(actual_invocations):
-        expected = expected_invocations[i] if expected_invocations and i < len(expected_invocations) else None
+    for actual, expected in _pairs(actual_invocations, expected_invocations):
         rubrics = [r for r in (expected.rubrics or [] if expected else []) if r.rubric_id in CHECKED_RUBRICS]
         verdicts = [rubric_met(r, text_of(actual)) for r in rubrics]
         scores.append(float(all(verdicts)) if verdicts else None)

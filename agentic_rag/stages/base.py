@@ -6,8 +6,8 @@ ADK serialises agents' pydantic fields for the Dev UI, and a settings object hol
 """
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from typing import Any, ClassVar
+from collections.abc import AsyncGenerator, Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from google.adk.agents import BaseAgent
 from google.adk.agents.invocation_context import InvocationContext
@@ -24,6 +24,9 @@ from ..llm.call import generate
 from ..llm.models import make_model
 from ..state import Slot
 from .accounting import Accounts, QuestionRun
+
+if TYPE_CHECKING:  # the retriever pulls in FAISS and the embedder: imported where a stage opens it
+    from ..retrieval.retriever import LocalRetriever
 
 # Shared by every LLM stage and put first, so that successive calls of one question share their prompt prefix
 # (llama.cpp re-evaluates only what follows the longest common prefix of consecutive prompts).
@@ -60,11 +63,15 @@ class Stage(BaseAgent):
     writes: ClassVar[tuple[Slot, ...]] = ()  # the state slots this stage writes (and no other stage does)
     _settings: Settings = PrivateAttr()
     _accounts: Accounts = PrivateAttr()
+    # The knowledge base, opened lazily and shared (router, retrieve, clarify and answer read it; others get None).
+    _factory: Callable[[], LocalRetriever] | None = PrivateAttr(default=None)
 
-    def __init__(self, *, settings: Settings, **kwargs: Any):
+    def __init__(self, *, settings: Settings, retriever_factory: Callable[[], LocalRetriever] | None = None,
+                 **kwargs: Any):
         super().__init__(**kwargs)
         self._settings = settings
         self._accounts = Accounts(settings)  # on its own; the workflow shares its own with every stage
+        self._factory = retriever_factory
 
     @property
     def settings(self) -> Settings:

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
-from pydantic import PrivateAttr
 
 from ..legal.laws import short
-from ..retrieval.retriever import LocalRetriever
 from ..retrieval.types import Article
 from ..state import CLARIFY, CONTEXT, QUESTION, Clarification, Slot
 from .base import Stage
@@ -75,11 +73,6 @@ def options_from(articles: list[Article], kb_laws: list[str]) -> list[str]:
 class ClarifyStage(Stage):
     key: ClassVar[str] = "clarify"
     writes: ClassVar[tuple[Slot, ...]] = (CLARIFY,)
-    _factory: Callable[[], LocalRetriever] = PrivateAttr()
-
-    def __init__(self, *, retriever_factory: Callable[[], LocalRetriever], **kwargs):
-        super().__init__(**kwargs)
-        self._factory = retriever_factory
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state

@@ -10,13 +10,12 @@ process, so importing the app loads no model.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from itertools import zip_longest
 from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
-from pydantic import PrivateAttr
 
 from ..legal.refs import ArticleRef
 from ..retrieval.follow_up import follow_ups
@@ -73,11 +72,6 @@ def summarize(result: Retrieval) -> str:
 class RetrieveStage(Stage):
     key: ClassVar[str] = "retrieve"
     writes: ClassVar[tuple[Slot, ...]] = (ATTEMPT_RETRIEVAL,)
-    _factory: Callable[[], LocalRetriever] = PrivateAttr()
-
-    def __init__(self, *, retriever_factory: Callable[[], LocalRetriever], **kwargs):
-        super().__init__(**kwargs)
-        self._factory = retriever_factory
 
     def retriever(self) -> LocalRetriever:
         return self._factory()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
@@ -27,7 +27,6 @@ from pydantic import PrivateAttr
 
 from ...llm.call import CAUSE_TEXT, ModelFailure, score
 from ...llm.scoring import ScoringUnsupported
-from ...retrieval.retriever import LocalRetriever
 from ...safety.fence import RULE, web_block
 from ...state import (
     ANSWER,
@@ -170,13 +169,8 @@ class AnswerStage(LlmStage):
     key: ClassVar[str] = "answer"
     writes: ClassVar[tuple[Slot, ...]] = (FINAL_ANSWER, CITATIONS, PATH, ANSWER,)
     role: str = "answer"
-    _factory: Callable[[], LocalRetriever] | None = PrivateAttr(default=None)
     _clause_vectors: dict = PrivateAttr(default_factory=dict)
     _rejected_refs: list = PrivateAttr(default_factory=list)
-
-    def __init__(self, *, retriever_factory: Callable[[], LocalRetriever] | None = None, **kwargs):
-        super().__init__(**kwargs)
-        self._factory = retriever_factory
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state

@@ -9,13 +9,12 @@ missing index or model is reported before any LLM call is spent.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from itertools import combinations
 from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
-from pydantic import PrivateAttr
 
 from ...legal.laws import short
 from ...llm.call import ModelFailure
@@ -70,11 +69,6 @@ class RouterStage(LlmStage):
     key: ClassVar[str] = "route"
     writes: ClassVar[tuple[Slot, ...]] = (KB_LAW, KB_LAWS, ROUTE, RAW_ROUTE,)
     role: str = "router"
-    _factory: Callable[[], LocalRetriever] = PrivateAttr()
-
-    def __init__(self, *, retriever_factory: Callable[[], LocalRetriever], **kwargs):
-        super().__init__(**kwargs)
-        self._factory = retriever_factory
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state

@@ -309,7 +309,11 @@ def fit(args) -> None:
     oof = {r["id"]: total(r, oof_models[r["id"]], shift) for r in dev}
     relevant = choose_relevant(dev, {rid: probs for rid, (_, probs) in oof.items()})
     final = fit_models(dev)
-    every = [r for r in rows if r["articles"]]  # the in-scope misses too: they would be hedged from a wrong article
+    # What reaches the gate: the router's kb/multi questions (in-scope misses too: they would be hedged from a wrong
+    # article); out-of-scope questions the router sends away are never hedged.
+    routes = {q["id"]: q["route"] for f in ROUTES if f.exists()
+              for q in json.loads(f.read_text(encoding="utf-8"))["questions"]}
+    every = [r for r in rows if r["articles"] and routes.get(r["id"], "kb") in ("kb", "multi")]
     dev_all, test_all = [r for r in every if part[r["id"]] == "dev"], [r for r in every if part[r["id"]] == "test"]
     ambiguous = choose_ambiguous(dev_all, lambda r: oof_models.get(r["id"], final), shift)
     result = {"k_folds": args.k, "n_dev": len(dev), "n_test": len(test), "gate_shift": shift,

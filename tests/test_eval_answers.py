@@ -49,6 +49,14 @@ def test_a_refusal_is_not_an_answer_and_out_of_scope_rows_want_one():
     assert summary["refused"] == 1.0 and summary["out_of_scope_rejected"] == 1.0 and summary["p50_latency_s"] == 2.0
 
 
+def test_an_honest_it_depends_is_a_miss_but_not_the_opposite_conclusion():
+    rows = [{**ROW, **score(ROW, state(f"**结论**：{label}。")), "latency_s": 1.0, "llm_calls": 1}
+            for label in ("不可以", "视情况", "可以")]
+    summary = metrics(rows)
+    assert summary["conclusion_accuracy"] == round(1 / 3, 4) and summary["wrong_conclusion"] == round(2 / 3, 4)
+    assert summary["opposite_conclusion"] == round(1 / 3, 4)
+
+
 def test_the_model_written_part_of_an_earlier_form_answer_is_what_follows_its_analysis_heading():
     text = ("# 法律咨询意见\n\n## 相关法条\n\n**第十条**：任何组织、个人不得……\n\n## 问题分析\n公司出售手机号违法。"
             "建议您报警。\n\n**免责声明**：仅供参考。")

@@ -27,6 +27,7 @@ def test_the_conclusion_is_read_from_the_conclusion_line_or_the_first_polarity_w
     assert conclusion_label("# 法律咨询意见\n\n公司出售您的手机号是违法的。") == "不可以"
     assert conclusion_label("您有权要求删除，但应当先注销。") == "可以"  # the first polarity word decides
     assert conclusion_label("根据第十条。") is None
+    assert conclusion_label("**答复**：可以向履行个人信息保护职责的部门投诉。") == "说明"  # how-to: no polar label
 
 
 def test_a_right_answer_scores_its_points_and_a_wrong_claim_is_caught():

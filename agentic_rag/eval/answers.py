@@ -41,6 +41,7 @@ _POLARITY = [("不可以", r"不可以|不能|不得|不合法|不允许|违法|
              ("可以", r"可以|能够|合法|有权|允许")]
 _CONCLUSION = re.compile(r"结论\**\s*[:：]\s*\**\s*(" + "|".join(LABELS) + ")")
 _SENTENCE = re.compile(r"[^。！？；\n]+[。！？；]?")
+_EXPLAINED = re.compile(r"^\**答复\**\s*[:：]", re.M)  # how-to and lookup answers: an explanation, no polar label
 
 
 def squash(text: str) -> str:
@@ -52,6 +53,8 @@ def conclusion_label(answer: str) -> str | None:
     m = _CONCLUSION.search(answer or "")
     if m:
         return m.group(1)
+    if _EXPLAINED.search(answer or ""):
+        return "说明"
     body = re.sub(r"^#.*$|^\s*>.*$", "", answer or "", flags=re.M)
     for sentence in _SENTENCE.findall(body)[:3]:
         hits = [(m.start(), label) for label, pattern in _POLARITY for m in [re.search(pattern, sentence)] if m]

@@ -111,6 +111,9 @@ def test_a_sentence_is_kept_only_when_supported_and_consistent_with_the_label():
     assert judge_sentence("不可以，任何组织、个人不得非法买卖他人个人信息。", sources, "不可以", model=model).kept
     assert judge_sentence("可以，网站可以出售浏览记录。", sources, "不可以", model=model).why == "与结论相反"
     assert not judge_sentence("建议您立即报警并保留聊天截图作为证据。", sources, None, model=model).kept
+    # the question said back: every word is in the sources (the question is one), and it answers nothing
+    assert judge_sentence("网站能把我的个人信息卖给别人吗？", sources + "网站能把我的个人信息卖给别人吗？", None,
+                          model=model).why == "是问句，不是回答"
     # the model's own 是/否 logit can veto a sentence whose words are all the article's
     assert not judge_sentence("不可以，任何组织、个人不得非法买卖他人个人信息。", sources, "不可以", d=-12.0,
                               model=model).kept

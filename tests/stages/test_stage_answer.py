@@ -149,7 +149,7 @@ def test_a_multi_intent_question_gets_one_conclusion_per_ask(fake_settings):
     _, final, _ = answer(fake_settings, "1. 不可以，网站不能出售。\n2. 您可以向有关部门投诉、举报。", path="pass",
                          relevant=(10, 65), **ROUTE.delta(route))
     text = FINAL_ANSWER.get(final)
-    assert text.index("**问题1**") < text.index("**结论**：不可以。") < text.index("**问题2**") < text.index("**结论**：说明。")
+    assert text.index("**问题1**") < text.index("**结论**：不可以。") < text.index("**问题2**") < text.index("**答复**：")
     assert [a.label for a in ANSWER.get(final).asks] == ["不可以", "说明"]
 
 
@@ -194,3 +194,10 @@ def test_the_models_sentence_is_read_without_report_headings_or_bold_labels():
     assert split_lines("# 法律咨询意见\n## 问题分析\n处理不满十四周岁未成年人个人信息需要父母同意。另见下文。", 1) == [
         "处理不满十四周岁未成年人个人信息需要父母同意。"]
     assert split_lines("1. **结论**：不可以，不得买卖。\n2. - 可以，有权删除。", 2) == ["不可以，不得买卖。", "可以，有权删除。"]
+
+
+def test_a_how_to_question_is_answered_with_an_explanation_not_a_label(fake_settings):
+    _, final, _ = answer(fake_settings, "您可以向履行个人信息保护职责的部门投诉、举报。", path="pass",
+                         question="信息被泄露了我可以去哪投诉？", numbers=(65, 10), relevant=(65,))
+    text = FINAL_ANSWER.get(final)
+    assert text.startswith("**答复**：您可以向履行个人信息保护职责的部门投诉、举报。") and "结论" not in text

@@ -53,7 +53,8 @@ def segments(plans: list[AskPlan], one_law: bool, articles: list[Article]) -> li
     out: list[str | int] = []
     for i, plan in enumerate(plans):
         head = prompt.ASK.format(n=i + 1, question=plan.question) if len(plans) > 1 else ""
-        out += [("\n\n" if i else "") + head + prompt.CONCLUSION.format(label=plan.label), i]
+        opening = prompt.EXPLAIN if plan.label == "说明" else prompt.CONCLUSION.format(label=plan.label)
+        out += [("\n\n" if i else "") + head + opening, i]
         if text := reason(plan, one_law):
             out.append("\n\n" + text)
     out.append(tail(plans, one_law, articles))

@@ -7,6 +7,7 @@ conclusion's sentence is written by the model; everything else is quoted from th
 
 # ----------------------------------------------------------------------------- the answer form (written by code)
 CONCLUSION = "**结论**：{label}。"
+EXPLAIN = "**答复**："  # a how-to or lookup question has no 可以 / 不可以 to conclude: the explanation comes first
 ASK = "**问题{n}**：{question}\n\n"
 REASON = "**依据**：{quotes}"
 QUOTE = "{title}规定：“{text}”"

@@ -97,6 +97,8 @@ def judge_sentence(sentence: str, sources: str, label: str | None, d: float | No
     model = model or support_model()
     if len(_CJK.sub("", _CITING.sub("", sentence))) < FRAGMENT_CHARS:  # 「根据第29条。」: a citation and nothing else
         return Verdict(False, 0.0, "只有引用，没有内容")
+    if sentence.rstrip().endswith(("？", "?")):  # the question repeated (its words are in the sources) answers nothing
+        return Verdict(False, 0.0, "是问句，不是回答")
     flat = _CJK.sub("", sources)
     lexical = bigram_support(sentence, flat)
     z = model.intercept + model.lexical * lexical + (model.llm * d if d is not None else 0.0)

@@ -22,14 +22,14 @@ def main() -> int:
     sys.path.insert(0, checkout)
     from agentic_rag.config import get_settings
     from agentic_rag.oneshot import ask
-    from agentic_rag.retrieval.retriever import get_retriever
+    from agentic_rag.retrieval.retriever import LocalRetriever
     from agentic_rag.stages.base import user_text
     from agentic_rag.workflow import ConditionalWorkflowAgent
 
     agents = {}
     for kb, data_dir in (("pipl", pipl_dir), ("multilaw", multilaw_dir)):
         settings = get_settings().model_copy(update={"data_dir": Path(data_dir)})  # model_copy does not validate
-        retriever = get_retriever(settings)
+        retriever = LocalRetriever.from_settings(settings)  # one per knowledge base (get_retriever is one per process)
         agents[kb] = ConditionalWorkflowAgent(settings=settings, retriever_factory=lambda r=retriever: r)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:

@@ -78,7 +78,9 @@ def test_the_cli_runs_the_workflow_over_the_labelled_rows(tmp_path, fake_data_di
     from tests.fakes.retriever import fake_retriever
 
     monkeypatch.setattr(cli, "get_settings", lambda: fake_settings)  # the fake model, no similarity floor
-    monkeypatch.setattr(retriever_module, "get_retriever", lambda settings: fake_retriever(fake_data_dir))
+    opened = []  # each knowledge base gets its own retriever (the process-wide one would answer both from one index)
+    monkeypatch.setattr(retriever_module.LocalRetriever, "from_settings",
+                        classmethod(lambda cls, settings: opened.append(settings.data_dir) or fake_retriever(fake_data_dir)))
     out = tmp_path / "result.json"
     checkpoint = tmp_path / "run.jsonl"
     assert main(["answers", "--dataset", str(dataset), "--pipl-dir", str(fake_data_dir), "--json", str(out),
@@ -86,6 +88,7 @@ def test_the_cli_runs_the_workflow_over_the_labelled_rows(tmp_path, fake_data_di
     result = json.loads(out.read_text(encoding="utf-8"))
     question = result["questions"][0]
     # the fake embedder picks the deciding clause by shared bigrams: whichever it is, the label is scored as read
+    assert [str(d) for d in opened] == [str(fake_data_dir)]
     assert question["path"] == "pass" and question["answer"].startswith(f"**结论**：{question['label']}。")
     assert question["conclusion_correct"] == (question["label"] == "不可以")
     assert result["summary"]["by_type"]["no"]["n"] == 1 and len(checkpoint.read_text().splitlines()) == 1

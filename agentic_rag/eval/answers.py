@@ -200,12 +200,12 @@ def finished(path: Path, configs: list[dict]) -> dict[str, dict]:
 
 async def _run(rows: list[dict], settings_by_kb: dict[str, Settings], progress: Progress,
                checkpoint: Path | None, label: str) -> list[dict]:
-    from ..retrieval.retriever import get_retriever
+    from ..retrieval.retriever import LocalRetriever
     from ..workflow import ConditionalWorkflowAgent
 
     agents, configs = {}, {}
     for kb, settings in settings_by_kb.items():
-        retriever = get_retriever(settings)
+        retriever = LocalRetriever.from_settings(settings)  # one per knowledge base: get_retriever is process-wide
         m = retriever.index.manifest
         configs[kb] = {**run_config(settings, f"{m.embedder_id}:{m.corpus_sha256[:16]}:{m.doc_count}"),
                        "label": label}

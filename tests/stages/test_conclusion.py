@@ -117,3 +117,11 @@ def test_a_sentence_is_kept_only_when_supported_and_consistent_with_the_label():
     # the model's own 是/否 logit can veto a sentence whose words are all the article's
     assert not judge_sentence("不可以，任何组织、个人不得非法买卖他人个人信息。", sources, "不可以", d=-12.0,
                               model=model).kept
+
+
+def test_a_remedy_is_quoted_with_its_case_never_as_a_bare_list_introduction():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import remedies
+    art = Article(id="pipl#47", title="第四十七条", law="pipl", article=47, article_cn="第四十七条", text=ART_47)
+    quotes = [c.quote for _, c in remedies([art], set())]
+    assert quotes and not any(q.rstrip().endswith("：") for q in quotes) and any("处理目的已实现" in q for q in quotes)

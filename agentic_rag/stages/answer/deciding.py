@@ -60,6 +60,11 @@ def conditions(article: Article, deciding: Clause) -> list[Clause]:
     return list(found.values())
 
 
+def _introduces_list(clause: Clause) -> bool:
+    """「个人有权请求删除：」 on its own: the items say what it grants, and the item that applies is quoted instead."""
+    return clause.quote.rstrip().endswith(("：", ":"))
+
+
 def is_remedy(clause: Clause) -> bool:
     return bool(_REMEDY.search(clause.full))
 
@@ -69,6 +74,6 @@ def remedies(articles: Sequence[Article], used: set[str]) -> list[tuple[Article,
     found: dict[str, tuple[Article, Clause]] = {}
     for a in articles:
         for c in clauses(a.text):
-            if is_remedy(c) and c.quote not in used and c.quote not in found:
+            if is_remedy(c) and not _introduces_list(c) and c.quote not in used and c.quote not in found:
                 found[c.quote] = (a, c)
     return list(found.values())

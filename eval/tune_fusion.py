@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How the per-query-type fusion weights in `agentic_rag/fusion.py` were chosen.
+"""How the per-query-type fusion weights in `agentic_rag/retrieval/fusion.py` were chosen.
 
 Runs each channel once per question (original question only), then replays weighted RRF for a grid of
 (bm25, gram) weights with the vector weight fixed at 1, and prints recall@5 / MRR@10 per question type. The

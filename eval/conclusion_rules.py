@@ -23,12 +23,11 @@ sys.path.insert(0, str(ROOT))
 
 from agentic_rag.knowledge.corpus import load_law_text, parse_lawrefbook  # noqa: E402
 from agentic_rag.retrieval.types import Article  # noqa: E402
-from agentic_rag.stages.answer.conclusion import POLARITY_LABELS, decide  # noqa: E402
+from agentic_rag.stages.answer.conclusion import OPPOSITE, POLARITY_LABELS, decide  # noqa: E402
 from agentic_rag.stages.answer.deciding import rank_clauses  # noqa: E402
 
 PIPL_LAW = "中华人民共和国个人信息保护法"
 LAWREFBOOK = ROOT.parent / "shared" / "data" / "lawrefbook" / "lawrefbook_articles.jsonl.gz"
-OPPOSITE = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
 
 
 def articles_by_key(rows: list[dict]) -> dict[tuple[str, int], Article]:

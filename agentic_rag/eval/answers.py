@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..oneshot import ask
+from ..stages.answer.conclusion import OPPOSITE
 from ..stages.base import user_text
 from ..state import ANSWER, CITATIONS, FINAL_ANSWER, LLM_CALLS, PATH, QUALITY, RETRIEVAL, TIMINGS
 from .e2e import CheckpointMismatchError, _append, key, run_config
@@ -114,9 +115,6 @@ def score(row: dict, state: dict) -> dict:
     }
 
 
-_OPPOSITE = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
-
-
 def _reference(r: dict) -> str | None:
     return (r.get("reference") or r.get("conclusion") or {}).get("label")  # a checkpoint line / a labelled row
 
@@ -146,7 +144,7 @@ def metrics(results: list[dict]) -> dict:
         "wrong_conclusion": _mean(r["answered"] and r["label"] is not None and not r["conclusion_correct"]
                                   for r in scope),
         # the opposite of the lawyer's polarity (可以 for 不可以 …); an honest 视情况 is not counted here
-        "opposite_conclusion": _mean(r["answered"] and _OPPOSITE.get(_reference(r)) == r["label"] for r in scope),
+        "opposite_conclusion": _mean(r["answered"] and OPPOSITE.get(_reference(r)) == r["label"] for r in scope),
         "key_point_recall": _mean(x for r in scope for x in r["key_points"]),
         "answers_with_must_not": _mean(bool(r["must_not"]) for r in answered),
         "model_sentences_per_answer": _mean(len(r["model_sentences"]) for r in answered),

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ...legal.modality import Clause
-from ...legal.numerals import cn_to_int
 from ...legal.modality import modality as modality_of
+from ...legal.numerals import cn_to_int
 
 Label = Literal["可以", "不可以", "需要", "不需要", "视情况", "说明"]
 AskKind = Literal["howto", "info", "need", "right", "permission"]
@@ -102,7 +102,7 @@ def decide(question: str, clause: Clause | None) -> Decision:
     mod = clause_modality(clause)
     label = _TABLES[kind](mod, clause, question)
     if exception_applies(question, clause):  # the excepted case: the rule's opposite
-        return Decision(_OPPOSITE.get(label, label), f"{kind}/exception/{mod}")
+        return Decision(OPPOSITE.get(label, label), f"{kind}/exception/{mod}")
     return Decision(label, f"{kind}/{mod}")
 
 
@@ -146,7 +146,7 @@ def condition_met(question: str, clause: Clause) -> bool:
 
 _CHILD = re.compile(r"孩子|小孩|儿童|未成年|小学|幼儿")
 _TABLES = {"need": _need, "right": _right, "permission": _permission}
-_OPPOSITE: dict[str, Label] = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
+OPPOSITE: dict[str, Label] = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
 _CONSENT = re.compile(r"同意")
 _CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(个人信息)?处理者应当")
 _DEFINITION = re.compile(r"是指|是以|包括|属于")

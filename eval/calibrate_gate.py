@@ -38,6 +38,7 @@ FEATURES = ROOT / "eval" / "results" / "gate_features.jsonl"
 REPORT = ROOT / "eval" / "results" / "gate_calibration.json"
 SHIPPED = ROOT / "agentic_rag" / "resources" / "gate_calibration.json"
 DATASETS = (ROOT / "eval" / "pipl_eval.jsonl", ROOT / "eval" / "multilaw_eval.jsonl")
+ANSWERS = ROOT / "eval" / "answers_eval.jsonl"  # its rows carry their own dev/test split
 ROUTES = (ROOT / "eval" / "results" / "routing_pipl.json", ROOT / "eval" / "results" / "routing_multilaw_on_pipl_kb.json")
 THRESHOLD = 32
 L2 = 1.0
@@ -80,6 +81,28 @@ def backfill(rows: list[dict]) -> None:
     FEATURES.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
+def article_key(article, one_law: bool):
+    """How a features row names an article: its number in the PIPL knowledge base, 'law:number' in a several-law
+    one (numbers repeat across laws)."""
+    return article.article if one_law else f"{article.law}:{article.article}"
+
+
+def answers_rows(split_name: str):
+    """(row, knowledge base, gold keys) of the answers set's `split_name` half (never the other half: the answers
+    eval reports on test); chit-chat goes to the router, not the gate."""
+    for row in map(json.loads, ANSWERS.read_text(encoding="utf-8").splitlines()):
+        if row["split"] != split_name or row["type"] == "chitchat":
+            continue
+        gold = row["gold"] if row["kb"] == "pipl" else [f"{g['law']}:{g['article']}" for g in row["gold"]]
+        yield {**row, "set": ANSWERS.stem}, row["kb"], gold
+
+
+def eval_rows():
+    for path in DATASETS:
+        for row in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+            yield {**row, "set": path.stem}, "pipl", pipl_gold(row)
+
+
 def collect(args) -> None:
     from agentic_rag.llm.models import make_model
     from agentic_rag.retrieval.analysis import is_pure_lookup
@@ -89,28 +112,32 @@ def collect(args) -> None:
     from agentic_rag.stages.grade.prompt import RELEVANCE_TAIL
 
     settings = get_settings().model_copy(update={"reranker": "none"})
-    retriever = LocalRetriever.from_settings(settings)
+    retrievers = {kb: LocalRetriever.from_settings(settings.model_copy(update={"data_dir": Path(d or settings.data_dir)}))
+                  for kb, d in (("pipl", args.pipl_dir), ("multilaw", args.multilaw_dir))
+                  if args.dataset == "answers" or kb == "pipl"}
     model = make_model("evaluator", settings)  # the embedded model, or an API model whose provider gives logprobs
     done = {json.loads(line)["id"] for line in FEATURES.read_text().splitlines()} if FEATURES.exists() else set()
-    for path in DATASETS:
-        for row in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
-            if row["id"] in done or is_pure_lookup(row["query"]):
-                continue
-            gold = pipl_gold(row)
-            result = retriever.retrieve(row["query"])
-            articles = prompt_articles(result.articles)
-            prefix = shared_prefix(row["query"], articles, one_law=True)
-            tails = [RELEVANCE_TAIL.format(label=label(a, True)) for a in articles]
-            scored = asyncio.run(model.score_tails(SYSTEM, prefix, tails))
-            line = {"id": row["id"], "set": path.stem, "type": row["type"], "gold": gold or [],
-                    "in_scope": bool(gold), "articles": [a.article for a in articles],
-                    "subs": [a.sub_question for a in articles], "diffs": scored.diffs, "signals": result.signals.model_dump(),
-                    **article_features(articles),
-                    "seconds": round(scored.seconds, 2), "prefix_tokens": scored.prefix_tokens}
-            with open(FEATURES, "a", encoding="utf-8") as f:
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-            print(f"{row['id']:8} gold={gold} top={line['articles'][:3]} d={[round(d, 2) for d in scored.diffs]} "
-                  f"{scored.seconds:.1f}s", flush=True)
+    rows = answers_rows(args.split) if args.dataset == "answers" else eval_rows()
+    for row, kb, gold in rows:
+        if row["id"] in done or is_pure_lookup(row["query"]):
+            continue
+        one_law = kb == "pipl"
+        result = retrievers[kb].retrieve(row["query"])
+        articles = prompt_articles(result.articles)
+        prefix = shared_prefix(row["query"], articles, one_law=one_law)
+        tails = [RELEVANCE_TAIL.format(label=label(a, one_law)) for a in articles]
+        scored = asyncio.run(model.score_tails(SYSTEM, prefix, tails))
+        line = {"id": row["id"], "set": row["set"], "type": row["type"], "gold": gold or [],
+                "in_scope": bool(gold), "articles": [article_key(a, one_law) for a in articles],
+                "subs": [a.sub_question for a in articles], "diffs": scored.diffs,
+                "signals": result.signals.model_dump(), **article_features(articles),
+                "seconds": round(scored.seconds, 2), "prefix_tokens": scored.prefix_tokens}
+        if "split" in row:
+            line["split"] = row["split"]
+        with open(FEATURES, "a", encoding="utf-8") as f:
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+        print(f"{row['id']:12} gold={gold} top={line['articles'][:3]} d={[round(d, 2) for d in scored.diffs]} "
+              f"{scored.seconds:.1f}s", flush=True)
 
 
 # --------------------------------------------------------------------------------------------------------- fit
@@ -284,19 +311,33 @@ def with_router(rows: list[dict], scored: dict[str, tuple[float, list[float]]]) 
 
 
 def split(rows: list[dict]) -> dict[str, str]:
-    """id → "dev" | "test": every other question of each (set, type), in id order."""
+    """id → "dev" | "test": a row's own split where its set has one (the answers set), else every other question
+    of each (set, type), in id order."""
     groups: dict = {}
     for r in rows:
-        groups.setdefault((r["set"], r["type"]), []).append(r["id"])
-    return {rid: ("dev" if i % 2 == 0 else "test") for ids in groups.values() for i, rid in enumerate(sorted(ids))}
+        if "split" not in r:
+            groups.setdefault((r["set"], r["type"]), []).append(r["id"])
+    alternate = {rid: ("dev" if i % 2 == 0 else "test") for ids in groups.values() for i, rid in enumerate(sorted(ids))}
+    return {**alternate, **{r["id"]: r["split"] for r in rows if "split" in r}}
 
 
 def _hedge_counts(h: list[bool]) -> dict:
     return {"hedged": len(h), "from_a_gold_article": sum(h)}
 
 
+def previous(rows: list[dict]) -> dict | None:
+    """The shipped calibration (before this fit) on the answers set's dev rows, which it was not fitted on: what
+    the refit is compared with."""
+    answers = [r for r in labelled(rows) if r["set"] == ANSWERS.stem]
+    if not answers or not SHIPPED.exists():
+        return None
+    old = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    return report(answers, {r["id"]: total(r, old, old["gate_shift"]) for r in answers}, old["relevant_threshold"])
+
+
 def fit(args) -> None:
     rows = [json.loads(line) for line in FEATURES.read_text(encoding="utf-8").splitlines()]
+    before = previous(rows)
     backfill(rows)
     part = split(rows)
     data = labelled(rows)
@@ -319,6 +360,8 @@ def fit(args) -> None:
     result = {"k_folds": args.k, "n_dev": len(dev), "n_test": len(test), "gate_shift": shift,
               "relevant_threshold": relevant, "left_out_in_scope_misses": len(rows) - len(data),
               "dev_out_of_fold": report(dev, oof, relevant),
+              "answers_dev_out_of_fold": report([r for r in dev if r["set"] == ANSWERS.stem], oof, relevant)
+              if before else None, "answers_dev_previous_calibration": before,
               "test": report(test, {r["id"]: total(r, final, shift) for r in test}, relevant),
               "dev_out_of_fold_with_router": with_router(dev, oof),
               "test_with_router": with_router(test, {r["id"]: total(r, final, shift) for r in test}),
@@ -339,7 +382,13 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--features", type=Path, default=FEATURES, help="the features file (one per evaluator model)")
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("collect")
+    c = sub.add_parser("collect")
+    c.add_argument("--dataset", choices=("eval", "answers"), default="eval",
+                   help="eval: the PIPL and several-law retrieval sets (PIPL index); answers: eval/answers_eval.jsonl, "
+                        "each row against its own knowledge base")
+    c.add_argument("--split", choices=("dev",), default="dev", help="answers: the half collected (dev only)")
+    c.add_argument("--pipl-dir", help="the PIPL index (default: the configured DATA_DIR)")
+    c.add_argument("--multilaw-dir", default="data-multilaw", help="the six-law index (answers)")
     f = sub.add_parser("fit")
     f.add_argument("--k", type=int, default=5)
     f.add_argument("--target-fail", type=float, default=None,

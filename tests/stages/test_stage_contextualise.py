@@ -112,6 +112,8 @@ def test_numbers_and_new_nouns():
     ("", "输出为空"), ("我能要求删掉吗？", "丢失了追问中的词：资料"), ("可以删除资料。", "输出不是一个问题"),
     (HISTORY[0], "输出与上一问题相同"), ("资料" * 61 + "吗？", "输出过长"),
     ("依据第四十七条，我能要求健身房删掉资料吗？", "加入了追问和上文都没有的条文"),
+    # the prompt's first example, copied instead of rewriting this conversation (seen with both shipped models)
+    ("快递公司把我的收件地址给了广告公司，我能要求快递公司删掉我的资料吗？", "抄了示例里的词"),
 ])
 def test_the_check_of_the_models_line(raw, problem):
     checked = check(raw, "那我能让他们把我的资料删掉吗？", HISTORY, TITLES)
@@ -124,6 +126,12 @@ def test_a_named_law_and_numbers_must_survive():
     line = "公司让员工加班超过36小时要赔多少？"
     assert check(line, "按劳动合同法，那要是加班超过36小时呢？", HISTORY, []).problem == "丢失了追问中的法律名称"
     assert check("按劳动合同法，" + line, "按劳动合同法，那要是加班超过36小时呢？", HISTORY, []).question
+
+
+def test_a_word_of_the_examples_is_fine_when_the_conversation_has_it():
+    history = ["小区物业把业主的人脸信息给了广告公司，合法吗？"]
+    assert check("小区物业把人脸信息给了广告公司，我能让物业删掉我的资料吗？", "那我能让他们把我的资料删掉吗？",
+                 history, []).question
 
 
 def test_first_line_strips_labels_and_quotes():

@@ -77,6 +77,17 @@ def test_conversations_on_and_off_and_resumed(rows, apps, fake_settings, tmp_pat
     turns = [t for c in off["conversations"] for t in c["turns"]]
     assert [t["context"] for t in turns] == ["vague", "first", "first", "first", "first", "first"]
     assert off["summary"]["contextualise_calls_per_turn"] == 0.0 and turns[0]["clarified"]
+    # both: the session, then each later turn alone under "alone"; first turns are asked once
+    calls = len(FakeLlm.calls)
+    both = evaluate_conversations(rows, apps, "both", run_config(fake_settings, "both", {"pipl": "fake-index"}))
+    session = [t for c in both["conversations"] for t in c["turns"]]
+    assert [t["context"] for t in session] == ["vague", "clarify_reply", "follow_up", "first", "follow_up", "follow_up"]
+    assert [t["alone"]["context"] for t in session if "alone" in t] == ["first"] * 4
+    assert "alone" not in session[0] and "alone" not in session[3]
+    assert both["summary"]["follow_ups"]["history_used"] == 1.0
+    assert both["summary_alone"]["follow_ups"]["history_used"] == 0.0
+    assert set(both["follow_ups_on_vs_alone"]["answered_from_gold"]) == {"on", "alone"}
+    assert len(FakeLlm.calls) > calls
 
 
 def test_the_signal_report_counts_the_rules_alone(rows):

@@ -197,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
                                             "questions, contextualise calls; --mode off asks every turn alone")
     c.add_argument("--dataset", type=Path, required=True)
     c.add_argument("--split", choices=("dev", "test", "all"), default="dev")
-    c.add_argument("--mode", choices=("on", "off"), default="on",
-                   help="on: the turns of a conversation in one session; off: every turn in a fresh session")
+    c.add_argument("--mode", choices=("on", "off", "both"), default="on",
+                   help="on: the turns of a conversation in one session; off: every turn in a fresh session; "
+                        "both: on, then each later turn alone too (one run)")
     c.add_argument("--pipl-dir", type=Path, help="index of the PIPL knowledge base (the pipl conversations)")
     c.add_argument("--multilaw-dir", type=Path, help="index of the six-law knowledge base (the multilaw ones)")
     c.add_argument("--model", help="LiteLLM model string or local/<gguf> (default: the configured model)")

@@ -1,11 +1,13 @@
 """Conversation evaluation (issue 19): eval/conversation_eval.jsonl replayed through the whole agent.
 
     python -m agentic_rag.eval conversation --dataset eval/conversation_eval.jsonl [--split dev|test|all]
-           [--mode on|off] [--pipl-dir data] [--multilaw-dir data-multilaw] [--checkpoint F] [--json F]
+           [--mode on|off|both] [--pipl-dir data] [--multilaw-dir data-multilaw] [--checkpoint F] [--json F]
 
 `on`: the turns of a conversation in order, in one session (ADK's InMemoryRunner with the app's plugins), so a
 follow-up is understood with the history and a vague opener gets the clarifying question whose reply follows.
 `off`: every turn asked on its own, in a fresh session (no history): the baseline.
+`both`: on, then every later turn of the conversation alone as well, in the same run (`summary` is on,
+`summary_alone` the baseline, whose first turns are on's: a first turn never reads history).
 
 Per turn kind (first, pronoun, ellipsis, penalty, more, law_change, topic_switch, vague_first, clarify_reply):
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import statistics
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -46,6 +49,8 @@ from .retrieval import gold_keys
 KINDS = ("first", "pronoun", "ellipsis", "penalty", "more", "law_change", "topic_switch", "vague_first",
          "clarify_reply")
 FOLLOW_UP_KINDS = ("pronoun", "ellipsis", "penalty", "more", "law_change")
+FIRST_KINDS = ("first", "vague_first")
+MODES = ("on", "off", "both")
 Progress = Callable[[int, int, dict], None]
 
 
@@ -94,25 +99,41 @@ def turn_result(turn: dict, index: int, state: dict, latency: float) -> dict:
             "llm_calls": LLM_CALLS.get(state, 0), "latency_s": round(latency, 2)}
 
 
-async def _conversation(app: App, row: dict, mode: str) -> list[dict]:
+async def _alone(app: App, turns: list[dict]) -> list[dict]:
+    """Each turn asked on its own, in a fresh session (no history)."""
+    out = []
+    for i, turn in turns:
+        t0 = time.perf_counter()
+        state = (await converse(app, [turn["user"]]))[0]
+        out.append(turn_result(turn, i, state, time.perf_counter() - t0))
+    return out
+
+
+async def _in_session(app: App, row: dict) -> list[dict]:
     texts = [t["user"] for t in row["turns"]]
-    if mode == "on":
-        start, last = time.perf_counter(), {}
+    start, last = time.perf_counter(), {}
 
-        def seen(turn: int, event) -> None:  # the time of each turn's last event
-            last[turn] = time.perf_counter()
+    def seen(turn: int, event) -> None:  # the time of each turn's last event
+        last[turn] = time.perf_counter()
 
-        states = await converse(app, texts, on_event=seen)
-        ends = [last.get(i, start) for i in range(len(texts))]
-        latencies = [end - (ends[i - 1] if i else start) for i, end in enumerate(ends)]
-    else:
-        states, latencies = [], []
-        for text in texts:
-            t0 = time.perf_counter()
-            states += await converse(app, [text])
-            latencies.append(time.perf_counter() - t0)
+    states = await converse(app, texts, on_event=seen)
+    ends = [last.get(i, start) for i in range(len(texts))]
+    latencies = [end - (ends[i - 1] if i else start) for i, end in enumerate(ends)]
     return [turn_result(turn, i, state, latency)
             for i, (turn, state, latency) in enumerate(zip(row["turns"], states, latencies))]
+
+
+async def _conversation(app: App, row: dict, mode: str) -> list[dict]:
+    """`both`: in one session, then every later turn alone too (under "alone"); a first turn is not asked twice
+    (it never reads history: `first_turns_unchanged` checks that)."""
+    if mode == "off":
+        return await _alone(app, list(enumerate(row["turns"])))
+    turns = await _in_session(app, row)
+    if mode == "both":
+        later = [(i, t) for i, t in enumerate(row["turns"]) if t["kind"] not in FIRST_KINDS]
+        for result in await _alone(app, later):
+            turns[result["turn"] - 1]["alone"] = result
+    return turns
 
 
 async def _run(rows: list[dict], apps: dict[str, App], mode: str, config: dict, progress: Progress,
@@ -155,6 +176,7 @@ def _metrics(turns: list[dict]) -> dict:
         "must_keep_kept": _mean(len(t["must_keep"]) / t["must_keep_of"] for t in turns
                                 if t["must_keep_of"] and t["kind"] not in ("first", "vague_first")),
         "llm_calls_per_turn": _mean(t["llm_calls"] for t in turns),
+        "latency_s_p50": round(statistics.median(t["latency_s"] for t in turns), 2) if turns else None,
         "paths": {p: sum(1 for t in turns if t["path"] == p) for p in sorted({str(t["path"]) for t in turns})},
     }
 
@@ -202,10 +224,20 @@ def signal_report(rows: list[dict]) -> dict:
 
 def evaluate_conversations(rows: list[dict], apps: dict[str, App], mode: str, config: dict,
                            progress: Progress = lambda i, n, r: None, checkpoint: Path | None = None) -> dict:
-    if mode not in ("on", "off"):
-        raise ValueError(f"mode must be on or off, not {mode!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     missing = sorted({r["kb"] for r in rows} - set(apps))
     if missing:
         raise ValueError(f"no index for the {', '.join(missing)} conversations (--pipl-dir / --multilaw-dir)")
     results = asyncio.run(_run(rows, apps, mode, config, progress, checkpoint))
-    return {"summary": summarize(results, rows), "signals": signal_report(rows), "conversations": results}
+    out = {"summary": summarize(results, rows), "signals": signal_report(rows), "conversations": results}
+    if mode == "both":
+        alone = [{**r, "turns": [t.get("alone", t) for t in r["turns"]]} for r in results]
+        out["summary_alone"] = summarize(alone, rows)
+        out["follow_ups_on_vs_alone"] = compare(out["summary"]["follow_ups"], out["summary_alone"]["follow_ups"])
+    return out
+
+
+def compare(on: dict, alone: dict) -> dict:
+    keys = ("answered_from_gold", "retrieved_gold", "llm_calls_per_turn", "latency_s_p50")
+    return {k: {"on": on.get(k), "alone": alone.get(k)} for k in keys}

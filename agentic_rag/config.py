@@ -104,6 +104,11 @@ class Settings(BaseSettings):
     # --- LLMs
     agentic_rag_model: str | None = Field(None, description="LiteLLM model string or local/<gguf name>")
     contextualiser_model: str | None = Field(None, description="turns a follow-up into a standalone question")
+    contextualise_with: Literal["auto", "model", "rules"] = Field(
+        "auto", description="how a follow-up becomes a standalone question: model (the contextualiser's rewrite, "
+                            "checked, else the rule form), rules (the rule form, no model call); auto: rules with the "
+                            "embedded model, whose rewrites retrieved worse than the rule form at 9 s p50 "
+                            "(bench/results/contextualise.json), model otherwise")
     router_model: str | None = None
     rewriter_model: str | None = None
     evaluator_model: str | None = None

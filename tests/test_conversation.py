@@ -187,6 +187,22 @@ def test_a_failed_or_unusable_condensation_falls_back_to_the_rule_form(app, repl
     assert lines(second, "ContextualiseAgent")[0].startswith(f"结合上文理解为：{fallback}（改写未通过检查")
 
 
+@pytest.mark.parametrize("choice, model", [("rules", None), ("auto", "local/some.gguf")])
+def test_with_the_rule_form_a_follow_up_makes_no_model_call(settings, fake_retriever, choice, model):
+    """`contextualise_with`: rules, or auto with the embedded model as the contextualiser (its rewrites retrieved
+    worse than the rule form, bench/results/contextualise.json): no call, the rule form, no complaint shown."""
+    settings = settings.model_copy(update={"contextualise_with": choice, "contextualiser_model": model})
+    install(SCRIPT)
+    _, second = chat(make_app(settings, fake_retriever), FIRST, FOLLOW_UP)
+    state, rule = second["state"], f"上一问题：{FIRST}；追问：{FOLLOW_UP}"
+    assert "contextualiser" not in roles(second)
+    context = CONTEXT.get(state)
+    assert context.kind == "follow_up" and context.source == "rule" and not context.called and context.error is None
+    assert QUESTION.get(state) == rule and context.history_articles == [(PIPL, 10)]
+    assert lines(second, "ContextualiseAgent") == [f"结合上文理解为：{rule}"]
+    assert {a.article: a.role for a in RETRIEVAL.get(state).articles}[10] == "history"
+
+
 def test_the_conversation_stays_bounded(app):
     install({**SCRIPT, "contextualiser": "这不是一个合格的改写" * 3})  # always fails the check: the rule form grows
     follow_ups = ["那他们能不能把它卖给第三方的营销公司，拿去给我打推销电话、发各种广告短信？",

@@ -9,7 +9,9 @@ CondenseQuestionChatEngine), before routing, so that 「那如果…呢」 is no
 * a follow-up: one model call (the `contextualiser` role, counted in the question's budget) on the fenced history
   — the last two standalone questions and the titles of the articles the previous answer cited, never an answer's
   text — and the follow-up; its one line is checked in code (`check`), else the rule form
-  「上一问题：…；追问：…」 is used. The previous turn's articles become extra candidates (still graded) and, in a
+  「上一问题：…；追问：…」 is used. With the embedded model the rule form is used without a call
+  (`contextualise_with`): on the dev follow-ups it retrieved a gold article in the first five 0.81 of the time,
+  the 1.5B's checked rewrites 0.76 at 8.7 s p50, the 0.5B's 0.68 at 2.2 s (bench/results/contextualise.json). The previous turn's articles become extra candidates (still graded) and, in a
   knowledge base of several laws, its law the focus when the follow-up names none.
 
 The history is rebuilt from the workflow's own stored events (`conversation.history`), never read from session
@@ -27,6 +29,7 @@ from ...conversation import clip, history
 from ...legal.laws import short
 from ...legal.numerals import article_cn
 from ...llm.call import ModelFailure
+from ...llm.models import LOCAL_PREFIX, model_name
 from ...safety.fence import history_block
 from ...state import CONTEXT, QUESTION, RAW_CONTEXTUALISE, USER_QUERY, Contextualised, Conversation, Slot, Turn, merge
 from ..base import LlmStage
@@ -92,11 +95,22 @@ class ContextualiseStage(LlmStage):
         focus = [last.law] if last.law and not signals.names_law(message) else []
         return context.model_copy(update={"history_articles": list(last.cited), "focus_laws": focus}), raw, line
 
+    def _rewrites(self) -> bool:
+        """Does a model rewrite follow-ups (`contextualise_with`)? auto: not the embedded one."""
+        choice = self.settings.contextualise_with
+        if choice == "auto":
+            return not model_name("contextualiser", self.settings).startswith(LOCAL_PREFIX)
+        return choice == "model"
+
     async def _condense(self, ctx: InvocationContext, follow_up: str, questions: list[str], cited: list[str], *,
                         kind: str, reason: str, rule: str) -> tuple[Contextualised, str, str]:
-        """One model call, checked; the rule form when the call fails or its line does not pass the check."""
-        base = dict(kind=kind, reason=reason, called=True, history=questions)
+        """One model call, checked; the rule form when the call fails or its line does not pass the check, or
+        without a call when no model rewrites (`_rewrites`)."""
         fallback = clip(rule_form(rule, questions[-1], follow_up), self.settings.max_query_chars)
+        if not self._rewrites():
+            return (Contextualised(question=fallback, kind=kind, reason=reason, source="rule", history=questions), "",
+                    prompt.UNDERSTOOD.format(question=fallback))
+        base = dict(kind=kind, reason=reason, called=True, history=questions)
         text = prompt.CONDENSE.format(history=history_block(questions, cited), follow_up=follow_up)
         try:
             raw = await self.ask(ctx, text, json=False, max_tokens=MAX_TOKENS, temperature=0.0)

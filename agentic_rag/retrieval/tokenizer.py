@@ -96,6 +96,13 @@ class LegalTokenizer:
         return tokens + [t for t in dict.fromkeys(extra) if t not in tokens]
 
 
+def hanzi_bigrams(text: str) -> set[str]:
+    """The distinct 2-grams of the text's Chinese characters and digits (all else dropped): the answer stage's
+    measure of how much a question and a clause share."""
+    chars = re.sub(r"[^\u4e00-\u9fff0-9]", "", text)
+    return {chars[i:i + 2] for i in range(len(chars) - 1)}
+
+
 def char_bigrams(text: str) -> list[str]:
     """Overlapping character 2-grams of the text with punctuation removed (the `gram` matcher's terms)."""
     out: list[str] = []

@@ -16,6 +16,7 @@ from typing import Literal
 from ...legal.modality import Clause
 from ...legal.modality import modality as modality_of
 from ...legal.numerals import cn_to_int
+from ...retrieval.tokenizer import hanzi_bigrams
 
 Label = Literal["可以", "不可以", "需要", "不需要", "视情况", "说明"]
 AskKind = Literal["howto", "info", "need", "right", "permission"]
@@ -65,11 +66,6 @@ class Decision:
     rule: str  # which rule decided (kept in state; tuning reads it)
 
 
-def _bigrams(text: str) -> set[str]:
-    chars = re.sub(r"[^\u4e00-\u9fff0-9]", "", text)
-    return {chars[i:i + 2] for i in range(len(chars) - 1)}
-
-
 def exception_part(clause: Clause) -> str:
     """The excepted case of a clause ("取得个人单独同意的除外" → 取得个人单独同意; "但是，A的除外" → A)."""
     text = clause.text
@@ -83,7 +79,7 @@ def exception_applies(question: str, clause: Clause) -> bool:
     if clause.lead and "除外" in clause.lead:
         return True
     part = exception_part(clause)
-    return bool(part) and len(_bigrams(question) & _bigrams(part)) >= max(2, len(_bigrams(part)) // 3)
+    return bool(part) and len(hanzi_bigrams(question) & hanzi_bigrams(part)) >= max(2, len(hanzi_bigrams(part)) // 3)
 
 
 def clause_modality(clause: Clause) -> str:
@@ -140,8 +136,8 @@ def condition_met(question: str, clause: Clause) -> bool:
     limit, age = re.search(r"不满([一二三四五六七八九十\d]+)周岁", condition), re.search(r"(\d{1,2})\s*(?:周)?岁", question)
     if limit and (age or _CHILD.search(question)):  # a stated age decides; a child without one is under any limit
         return not age or int(age.group(1)) < cn_to_int(limit.group(1))
-    words = _bigrams(condition) - _bigrams("个人信息处理者处理个人信息")
-    return bool(words) and len(_bigrams(question) & words) >= max(2, len(words) // 3)
+    words = hanzi_bigrams(condition) - hanzi_bigrams("个人信息处理者处理个人信息")
+    return bool(words) and len(hanzi_bigrams(question) & words) >= max(2, len(words) // 3)
 
 
 _CHILD = re.compile(r"孩子|小孩|儿童|未成年|小学|幼儿")

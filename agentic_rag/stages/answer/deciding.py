@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...legal.modality import EXCEPTION, Clause, clauses
+from ...retrieval.tokenizer import hanzi_bigrams
 from ...retrieval.types import Article
 
 Embed = Callable[[str, list[str]], np.ndarray]  # (question, clause texts) → cosine per clause
@@ -40,14 +41,9 @@ def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None
     return sorted(scored, key=lambda r: -r.score)
 
 
-def _bigrams(text: str) -> set[str]:
-    chars = re.sub(r"[^\u4e00-\u9fff0-9]", "", text)
-    return {chars[i:i + 2] for i in range(len(chars) - 1)}
-
-
 def _overlap(question: str, text: str) -> float:
-    b = _bigrams(text)
-    return len(_bigrams(question) & b) / max(1.0, len(b)) ** 0.5
+    b = hanzi_bigrams(text)
+    return len(hanzi_bigrams(question) & b) / max(1.0, len(b)) ** 0.5
 
 
 def conditions(article: Article, deciding: Clause) -> list[Clause]:

@@ -17,6 +17,7 @@ from ...legal.modality import Clause
 from ...legal.modality import modality as modality_of
 from ...legal.numerals import cn_to_int
 from ...retrieval.tokenizer import hanzi_bigrams
+from ..contextualise.prompt import MORE
 
 Label = Literal["可以", "不可以", "需要", "不需要", "视情况", "说明"]
 AskKind = Literal["howto", "info", "need", "right", "permission"]
@@ -53,10 +54,17 @@ def stated_label(sentence: str) -> Label | None:
     return min(hits)[2] if hits else None
 
 
+def asked_part(question: str) -> str:
+    """What a rule-form follow-up (「上一问题：…；追问：…」) asks is its last follow-up; the rest gives the facts."""
+    _, mark, follow_up = question.rpartition(MORE.split("{")[0])
+    return follow_up if mark else question
+
+
 def ask_kind(question: str) -> AskKind:
-    for kind, pattern in _ASK:
-        if pattern.search(question):
-            return kind
+    for text in dict.fromkeys((asked_part(question), question)):  # the whole text when the follow-up names no ask
+        for kind, pattern in _ASK:
+            if pattern.search(text):
+                return kind
     return "permission"
 
 

@@ -94,3 +94,19 @@ def test_a_question_closer_to_another_national_law_is_out_of_the_knowledge_base(
     assert route.kind == "out_of_kb" and route.topic == "劳动合同法" and route.signals["other_cosine"] == 0.52
     assert decide("这种约定最长可以多久？", 0.40, PIPL, 0.22, laws, law_margin=None).kind == "kb"  # switched off
     assert decide("App收集我的信息合法吗？", 0.50, PIPL, 0.22, laws, law_margin=0.1).kind == "kb"  # its best article
+
+
+def test_a_question_naming_a_topic_of_the_knowledge_base_is_not_sent_to_a_nearer_law():
+    """「人口登记要填身份证号、宗教信仰」 lies nearer 户口登记条例 than any PIPL article; 身份证号 is the PIPL's topic, so
+    the gate judges it (on the labelled sets no out-of-scope question changed route with this rule)."""
+    laws = {"kb_law": PIPL[0], "kb_cosine": 0.20, "other_law": "中华人民共和国户口登记条例", "other_cosine": 0.47}
+    question = "街道办上门搞人口登记，要我们填身份证号、月收入，连宗教信仰都要填，他们有权收这么多吗？"
+    assert decide(question, 0.33, PIPL, 0.22, laws, law_margin=0.1).kind == "kb"
+    assert decide("街道办上门搞人口登记，他们有权这么做吗？", 0.33, PIPL, 0.22, laws, law_margin=0.1).kind == "out_of_kb"
+
+
+def test_topic_words_match_whole_words_not_across_them():
+    assert topics("员工资料全存在美国的服务器上，公司不用告诉我们吗？", PIPL).outside == []  # 员工|资料 ≠ 工资
+    assert topics("公司拖欠工资怎么办", PIPL).outside == ["劳动用工"]
+    assert topics("工资条上的加班费算错了", PIPL).outside == ["劳动用工"]  # inside one token still counts
+    assert topics("能七天无理由退货吗", PIPL).outside == ["消费维权"]  # a phrase of several tokens

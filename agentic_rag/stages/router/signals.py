@@ -38,10 +38,39 @@ def topic_lexicon() -> dict[str, dict]:
     return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
 
 
+@lru_cache(maxsize=1)
+def _jieba():
+    from ...retrieval.tokenizer import LegalTokenizer
+
+    return LegalTokenizer()._tokenizer()
+
+
+def token_spans(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for token in _jieba().cut(text):
+        spans.append((start, start + len(token)))
+        start += len(token)
+    return spans
+
+
+def mentions(text: str, word: str, spans: list[tuple[int, int]]) -> bool:
+    """`word` occurs as whole tokens or inside one token, not across a word boundary (工资 is not in 员工|资料)."""
+    cuts = {s for s, _ in spans} | {e for _, e in spans}
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (start in cuts and end in cuts) or any(s <= start and end <= e for s, e in spans):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
 def topics(question: str, kb_laws: list[str]) -> Topics:
     found = Topics()
+    text = question.lower()
+    spans = token_spans(text)
     for name, topic in topic_lexicon().items():
-        if any(w.lower() in question.lower() for w in topic["words"]):
+        if any(mentions(text, w.lower(), spans) for w in topic["words"]):
             in_kb = any(law in kb_laws for law in topic["laws"])
             (found.in_kb if in_kb else found.outside).append(name)
     return found

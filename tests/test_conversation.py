@@ -204,7 +204,7 @@ def test_with_the_rule_form_a_follow_up_makes_no_model_call(settings, fake_retri
 
 
 def test_the_conversation_stays_bounded(app):
-    install({**SCRIPT, "contextualiser": "这不是一个合格的改写" * 3})  # always fails the check: the rule form grows
+    install({**SCRIPT, "contextualiser": "这不是一个合格的改写" * 3})  # always fails the check: the rule form
     follow_ups = ["那他们能不能把它卖给第三方的营销公司，拿去给我打推销电话、发各种广告短信？",
                   "要是他们前前后后一共卖了3次，每次都卖给不同的公司，性质会更严重吗？",
                   "那他们这样做，会被监管部门罚多少钱，公司的负责人自己也会被罚吗？",
@@ -216,14 +216,19 @@ def test_the_conversation_stays_bounded(app):
     record = CONVERSATION.get(turns[-1]["state"])
     assert len(record.turns) == MAX_TURNS
     assert all(len(t.question) <= MAX_QUESTION_CHARS and len(t.cited) <= MAX_CITED for t in record.turns)
-    asked = QUESTION.get(turns[-1]["state"])  # the rule form continued turn after turn …
-    assert asked.startswith(f"上一问题：{FIRST}；追问：") and asked.count("上一问题") == 1
-    assert len(asked) > MAX_QUESTION_CHARS  # … is what was asked; the record keeps its start and its end
-    last = record.turns[-1].question
-    assert last.startswith(f"上一问题：{FIRST}") and last.endswith(follow_ups[-1]) and "…" in last
+    # the rule form keeps its root (the question that stated the facts) and adds only the latest follow-up
+    assert QUESTION.get(turns[-1]["state"]) == f"上一问题：{FIRST}；追问：{follow_ups[-1]}"
+    assert QUESTION.get(turns[2]["state"]) == f"上一问题：{FIRST}；追问：{follow_ups[1]}"
     prompt = calls("contextualiser")[-1]
     history = prompt[prompt.index("<<<对话上文开始"):prompt.index("<<<对话上文结束>>>")].splitlines()
     assert [line.split("：")[0] for line in history[1:]] == ["更早的问题", "上一问题", "上一回答引用的条文"]
+
+
+def test_a_long_question_is_recorded_by_its_start_and_its_end():
+    long = f"上一问题：{FIRST}；追问：" + "那他们这样做会怎么样" * 30 + "最后能删掉吗？"
+    kept = conversation.clip(long)
+    assert len(kept) == MAX_QUESTION_CHARS and kept.startswith(f"上一问题：{FIRST}") and kept.endswith("最后能删掉吗？")
+    assert "…" in kept and conversation.clip(FIRST) == FIRST
 
 
 # ----------------------------------------------------------------------------- the clarifying question

@@ -41,9 +41,12 @@ MAX_TOKENS = 64
 
 
 def rule_form(rule: str, previous: str, follow_up: str) -> str:
-    """「上一问题：…；追问：…」; a previous question that is already a rule form is continued, not nested."""
+    """「上一问题：…；追问：…」. A previous rule form gives its root (the question that stated the facts, with a
+    clarification's reply) and only this follow-up is added: earlier follow-ups pulled retrieval toward their own
+    asks (dev follow-ups, gold in the first five: 0.84 with every follow-up chained, 0.94 root + last)."""
     if previous.startswith(prompt.RULE_PREFIXES):
-        return f"{previous}{prompt.MORE.format(follow_up=follow_up)}"
+        root = previous.split(prompt.MORE.split("{")[0])[0]
+        return f"{root}{prompt.MORE.format(follow_up=follow_up)}"
     return rule.format(previous=previous, follow_up=follow_up)
 
 

@@ -284,7 +284,7 @@ def report(rows: list[dict], scored: dict[str, tuple[float, list[float]]], thres
                                 [scored[r["id"]][0] for r in rows if r["y"] == 0])}
     for name, label, want in (("answerable_pass_rate", 1, True), ("out_of_scope_fail_rate", 0, False)):
         hits = [(scored[r["id"]][0] >= THRESHOLD) == want for r in rows if r["y"] == label]
-        out[name] = round(sum(hits) / len(hits), 4)
+        out[name] = round(sum(hits) / len(hits), 4) if hits else None
     for key in sorted({(r["set"], r["type"]) for r in rows}):
         group = [r for r in rows if (r["set"], r["type"]) == key]
         passed = [scored[r["id"]][0] >= THRESHOLD for r in group]

@@ -37,6 +37,9 @@ PIPL = "中华人民共和国个人信息保护法"
 FEATURES = ROOT / "eval" / "results" / "gate_features.jsonl"
 REPORT = ROOT / "eval" / "results" / "gate_calibration.json"
 SHIPPED = ROOT / "agentic_rag" / "resources" / "gate_calibration.json"
+# --without-logit: the gate of retrieval signals alone (no model call), shipped beside the logit one
+REPORT_SIGNALS = ROOT / "eval" / "results" / "gate_calibration_signals.json"
+SHIPPED_SIGNALS = ROOT / "agentic_rag" / "resources" / "gate_calibration_signals.json"
 DATASETS = (ROOT / "eval" / "pipl_eval.jsonl", ROOT / "eval" / "multilaw_eval.jsonl")
 ANSWERS = ROOT / "eval" / "answers_eval.jsonl"  # its rows carry their own dev/test split
 ROUTES = (ROOT / "eval" / "results" / "routing_pipl.json", ROOT / "eval" / "results" / "routing_multilaw_on_pipl_kb.json")
@@ -349,6 +352,8 @@ def fit(args) -> None:
     rows = [json.loads(line) for line in FEATURES.read_text(encoding="utf-8").splitlines()]
     before = previous(rows)
     backfill(rows)
+    if args.without_logit:  # the model's 是/否 logit taken out: its weights fit to 0, the rest is retrieval evidence
+        rows = [{**r, "diffs": [0.0] * len(r["diffs"])} for r in rows]
     part = split(rows)
     data = labelled(rows)
     dev, test = [r for r in data if part[r["id"]] == "dev"], [r for r in data if part[r["id"]] == "test"]
@@ -370,7 +375,7 @@ def fit(args) -> None:
               "relevant_threshold": relevant, "left_out_in_scope_misses": len(rows) - len(data),
               "dev_out_of_fold": report(dev, oof, relevant),
               "answers_dev_out_of_fold": report([r for r in dev if r["set"] == ANSWERS.stem], oof, relevant)
-              if before else None, "answers_dev_previous_calibration": before,
+              if any(r["set"] == ANSWERS.stem for r in dev) else None, "answers_dev_previous_calibration": before,
               "test": report(test, {r["id"]: total(r, final, shift) for r in test}, relevant),
               "dev_out_of_fold_with_router": with_router(dev, oof),
               "test_with_router": with_router(test, {r["id"]: total(r, final, shift) for r in test}),
@@ -382,6 +387,7 @@ def fit(args) -> None:
     SHIPPED.write_text(json.dumps({**final, "relevant_threshold": relevant, "gate_shift": shift,
                                    "ambiguous_relevance": ambiguous, "provenance": {
         "fitted": True, "by": "eval/calibrate_gate.py fit", "features": str(FEATURES.relative_to(ROOT)),
+        "model_logit": not args.without_logit, "fit_args": {k: v for k, v in vars(args).items() if k not in ("command", "features")},
         "n_dev": len(dev), "test_auroc": result["test"]["auroc"], "k_folds": args.k}},
         ensure_ascii=False, indent=2), encoding="utf-8")
     print(json.dumps(result, ensure_ascii=False, indent=2))
@@ -400,6 +406,9 @@ if __name__ == "__main__":
     c.add_argument("--multilaw-dir", default="data-multilaw", help="the six-law index (answers)")
     f = sub.add_parser("fit")
     f.add_argument("--k", type=int, default=5)
+    f.add_argument("--without-logit", action="store_true",
+                   help="fit the gate without the model's per-article logit (no model call when grading): written to "
+                        "gate_calibration_signals.json")
     f.add_argument("--with-router", action="store_true",
                    help="choose the shift on the system's rates: a question the router sends away fails")
     f.add_argument("--target-fail", type=float, default=None,
@@ -407,4 +416,6 @@ if __name__ == "__main__":
                         "default: the shift of the best balanced accuracy")
     a = p.parse_args()
     FEATURES = a.features
+    if getattr(a, "without_logit", False):
+        REPORT, SHIPPED = REPORT_SIGNALS, SHIPPED_SIGNALS
     collect(a) if a.command == "collect" else fit(a)

@@ -7,7 +7,7 @@ import pytest
 
 from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.grade.agent import GradeStage, parse_quality, rule_verdict
-from agentic_rag.stages.grade.judge import Calibration, judge
+from agentic_rag.stages.grade.judge import Calibration, calibration, judge
 from agentic_rag.state import ATTEMPT_QUALITY, ATTEMPT_RETRIEVAL, QUESTION, ROUTE, Route
 from tests.fakes.adk import run_agent
 from tests.fakes.mock_model import MockModel, MockScoringModel
@@ -148,6 +148,25 @@ def test_the_embedded_model_grades_by_scoring_one_tail_per_article(fake_settings
     (prefix, tails), = model.scored
     assert prefix.startswith("用户问题：问题\n\n检索到的法条：\n") and len(tails) == 2 and "是" in tails[0]
     assert "logit" in state["raw_grade"]
+
+
+@pytest.mark.parametrize("update", [{"gate_mode": "signals"}, {"evaluator_model": "local/some.gguf"}])
+def test_the_signals_gate_judges_without_a_model_call(fake_settings, update):
+    """GATE_MODE=signals, or auto with the embedded evaluator: the retrieval evidence alone, no model call."""
+    model = MockScoringModel(diffs=[4.0, -3.0])
+    stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings.model_copy(update=update), model=model)
+    r = retrieval(10, 23)
+    r.signals = signals(cos=0.8, margin=0.3, lexical=0.8)
+    state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(r)})
+    q = ATTEMPT_QUALITY.get(state)
+    assert model.scored == [] and model.requests == [] and "无模型调用" in state["raw_grade"]
+    assert q.source == "calibrated" and q == judge(r, r.articles, [0.0, 0.0], 32, calibration("signals"))
+    assert q.article_relevance["p#10"] > q.article_relevance["p#23"]  # rank and cosine, not a logit
+
+
+def test_the_shipped_signals_calibration_has_no_logit_weight():
+    cal = calibration("signals")
+    assert cal.relevance[1] == 0.0 and cal.accuracy[1] == 0.0 and cal.provenance["model_logit"] is False
 
 
 def test_a_scoring_failure_is_a_model_error(fake_settings):

@@ -54,9 +54,15 @@ class Calibration:
     provenance: dict = field(default_factory=dict)
 
 
-@lru_cache(maxsize=1)
-def calibration() -> Calibration:
-    data = json.loads((resources.files("agentic_rag") / "resources" / "gate_calibration.json").read_text("utf-8"))
+CALIBRATIONS = {"logit": "gate_calibration.json", "signals": "gate_calibration_signals.json"}
+
+
+@lru_cache(maxsize=2)
+def calibration(evidence: str = "logit") -> Calibration:
+    """The shipped weights: `logit` uses the model's per-article 是/否 logit, `signals` retrieval evidence alone
+    (fitted with the logit taken out: its weights are 0, so its diffs are 0 and no model is called)."""
+    name = CALIBRATIONS[evidence]
+    data = json.loads((resources.files("agentic_rag") / "resources" / name).read_text("utf-8"))
     return Calibration(relevance=tuple(data["relevance"]), accuracy=tuple(data["accuracy"]),
                        completeness=tuple(data["completeness"]), relevant_threshold=data["relevant_threshold"],
                        gate_shift=data.get("gate_shift", 0.0), ambiguous_relevance=data.get("ambiguous_relevance", 0.5),

@@ -168,14 +168,19 @@ def balanced(y: np.ndarray) -> np.ndarray:
     return np.where(y == 1, len(y) / (2 * pos), len(y) / (2 * neg))
 
 
+MISSES_FAIL = False  # fit --misses-fail: an in-scope question none of whose gold articles was scored is one to fail
+
+
 def labelled(rows: list[dict]) -> list[dict]:
-    """Rows with a question label: answerable (1) or out of scope (0); in-scope misses are left out."""
+    """Rows with a question label: answerable (1) or not (0): out of scope, and with --misses-fail an in-scope
+    question whose governing articles were not retrieved (an answer would stand on a loosely related one); without
+    it those are left out."""
     out = []
     for r in rows:
         hit = bool(set(r["gold"]) & set(r["articles"]))
-        if r["in_scope"] and not hit:
+        if r["in_scope"] and not hit and not MISSES_FAIL:
             continue
-        out.append({**r, "y": int(r["in_scope"])})
+        out.append({**r, "y": int(r["in_scope"] and hit)})
     return out
 
 
@@ -409,6 +414,8 @@ if __name__ == "__main__":
     f.add_argument("--without-logit", action="store_true",
                    help="fit the gate without the model's per-article logit (no model call when grading): written to "
                         "gate_calibration_signals.json")
+    f.add_argument("--misses-fail", action="store_true",
+                   help="label in-scope questions whose gold was not retrieved as ones the gate should fail")
     f.add_argument("--with-router", action="store_true",
                    help="choose the shift on the system's rates: a question the router sends away fails")
     f.add_argument("--target-fail", type=float, default=None,
@@ -416,6 +423,7 @@ if __name__ == "__main__":
                         "default: the shift of the best balanced accuracy")
     a = p.parse_args()
     FEATURES = a.features
+    MISSES_FAIL = getattr(a, "misses_fail", False)
     if getattr(a, "without_logit", False):
         REPORT, SHIPPED = REPORT_SIGNALS, SHIPPED_SIGNALS
     collect(a) if a.command == "collect" else fit(a)

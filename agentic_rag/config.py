@@ -125,11 +125,11 @@ class Settings(BaseSettings):
 
     # --- the gate and the answer
     gate_mode: Literal["auto", "signals", "logits", "json"] = Field(
-        "auto", description="signals: the calibrated gate on retrieval evidence alone, no model call; logits: with "
-                            "the model's per-article 是/否 logit (the embedded model, or an API model that returns "
-                            "logprobs, else JSON); json: ask for a JSON grade. auto: signals with the embedded "
-                            "evaluator, whose logit lowered the gate's AUROC (eval/results/gate_calibration_signals.json) "
-                            "and cost ~20 s; logits otherwise")
+        "auto", description="logits: the calibrated gate with the model's per-article 是/否 logit (the embedded "
+                            "model, or an API model that returns logprobs, else a JSON grade); signals: the same "
+                            "gate on retrieval evidence alone, no model call (p50 16 → 1-5 s, but more answers on a "
+                            "non-governing article: bench/results/answers_signals_gate*.json); json: a JSON grade. "
+                            "auto: logits")
     answer_max_tokens: int = Field(600, ge=100, le=4000, description="the web answer's token budget (~400 characters)")
     support_llm: Literal["auto", "off"] = Field(
         "auto", description="auto: the support check of the model's sentences also reads the model's 是/否 logit "

@@ -150,11 +150,11 @@ def test_the_embedded_model_grades_by_scoring_one_tail_per_article(fake_settings
     assert "logit" in state["raw_grade"]
 
 
-@pytest.mark.parametrize("update", [{"gate_mode": "signals"}, {"evaluator_model": "local/some.gguf"}])
-def test_the_signals_gate_judges_without_a_model_call(fake_settings, update):
-    """GATE_MODE=signals, or auto with the embedded evaluator: the retrieval evidence alone, no model call."""
+def test_the_signals_gate_judges_without_a_model_call(fake_settings):
+    """GATE_MODE=signals: the retrieval evidence alone, no model call."""
     model = MockScoringModel(diffs=[4.0, -3.0])
-    stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings.model_copy(update=update), model=model)
+    settings = fake_settings.model_copy(update={"gate_mode": "signals"})
+    stage = GradeStage(name="QualityEvaluatorAgent", settings=settings, model=model)
     r = retrieval(10, 23)
     r.signals = signals(cos=0.8, margin=0.3, lexical=0.8)
     state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(r)})

@@ -1,11 +1,11 @@
 """GradeStage: relevance, completeness, accuracy, coverage (0-10 each); PASS iff the total reaches the threshold.
 
 Rules come first (`rules`): nothing retrieved → FAIL; an off-topic similarity → FAIL; a pure article lookup that
-was found → PASS; no model call in these cases. Then the calibrated gate (`judge`). With the embedded model it reads
-retrieval evidence alone (`GATE_MODE=auto` → signals): the 1.5B's per-article 是/否 logit, one ~20 s call, lowered
-the gate's AUROC (out of fold on dev 0.88 with it, 0.91 without; test 0.94 vs 0.96,
-eval/results/gate_calibration_signals.json). `GATE_MODE=logits` scores every article's relevance from logits on the
-prompt prefix the answer will reuse. An API model whose
+was found → PASS; no model call in these cases. Then, with the embedded model, the calibrated gate (`judge`): one
+call scores every article's relevance from logits on the prompt prefix the answer will reuse. `GATE_MODE=signals`
+runs the same judge on retrieval evidence alone, with no model call: it separates answerable from out-of-scope
+questions as well (AUROC) and answers in a fraction of the time, but end to end it built more answers on a
+non-governing article (bench/results/answers_signals_gate*.json), so it is not the default. An API model whose
 provider returns logprobs gives the same evidence in one call (`llm.api_scoring`) and goes through the same judge;
 one that returns none is asked for a JSON grade (`json_grade`), validated and never repaired. A model failure is its own verdict (`model_error`):
 the workflow then neither searches the web nor says the law does not cover the question.
@@ -19,7 +19,6 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 
 from ...llm.call import ModelFailure, score
-from ...llm.models import LOCAL_PREFIX, model_name
 from ...llm.scoring import ScoringUnsupported
 from ...state import (
     ATTEMPT_QUALITY,
@@ -64,11 +63,8 @@ class GradeStage(LlmStage):
         yield self.emit(ctx, delta, quality.summary())
 
     def _evidence(self) -> str:
-        """signals | logits | json (`gate_mode`); auto: signals with the embedded evaluator, logits otherwise."""
-        mode = self.settings.gate_mode
-        if mode == "auto":
-            return "signals" if model_name(self.role, self.settings).startswith(LOCAL_PREFIX) else "logits"
-        return mode
+        """signals | logits | json (`gate_mode`); auto: logits (the JSON grade when the model gives none)."""
+        return "logits" if self.settings.gate_mode == "auto" else self.settings.gate_mode
 
     async def _grade(self, ctx: InvocationContext, retrieval: Retrieval) -> tuple[Quality, str]:
         state = ctx.session.state

@@ -17,7 +17,7 @@ from ...legal.modality import Clause
 from ...legal.modality import modality as modality_of
 from ...legal.numerals import cn_to_int
 from ...retrieval.tokenizer import hanzi_bigrams
-from ..contextualise.prompt import MORE
+from ..contextualise.prompt import FOLLOW_UP_MARK
 
 Label = Literal["可以", "不可以", "需要", "不需要", "视情况", "说明"]
 AskKind = Literal["howto", "info", "need", "right", "permission"]
@@ -56,7 +56,7 @@ def stated_label(sentence: str) -> Label | None:
 
 def asked_part(question: str) -> str:
     """What a rule-form follow-up (「上一问题：…；追问：…」) asks is its last follow-up; the rest gives the facts."""
-    _, mark, follow_up = question.rpartition(MORE.split("{")[0])
+    _, mark, follow_up = question.rpartition(FOLLOW_UP_MARK)
     return follow_up if mark else question
 
 

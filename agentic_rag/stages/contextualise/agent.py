@@ -45,7 +45,7 @@ def rule_form(rule: str, previous: str, follow_up: str) -> str:
     clarification's reply) and only this follow-up is added: earlier follow-ups pulled retrieval toward their own
     asks (dev follow-ups, gold in the first five: 0.84 with every follow-up chained, 0.94 root + last)."""
     if previous.startswith(prompt.RULE_PREFIXES):
-        root = previous.split(prompt.MORE.split("{")[0])[0]
+        root = previous.split(prompt.FOLLOW_UP_MARK)[0]
         return f"{root}{prompt.MORE.format(follow_up=follow_up)}"
     return rule.format(previous=previous, follow_up=follow_up)
 

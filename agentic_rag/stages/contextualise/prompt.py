@@ -30,7 +30,8 @@ CONDENSE = """【示例】
 # When the model's line fails the check (or the call fails): the pieces, labelled, for retrieval and the answer.
 FALLBACK = "上一问题：{previous}；追问：{follow_up}"
 MERGED = "原问题：{previous}；补充：{follow_up}"
-MORE = "；追问：{follow_up}"  # a rule form's root followed by the next follow-up
+FOLLOW_UP_MARK = "；追问："  # where a rule form's follow-up starts
+MORE = FOLLOW_UP_MARK + "{follow_up}"  # a rule form's root followed by the next follow-up
 RULE_PREFIXES = ("上一问题：", "原问题：")
 
 UNDERSTOOD = "结合上文理解为：{question}"

@@ -91,6 +91,17 @@ def test_a_conditional_duty_is_answered_it_depends_and_a_listed_case_grants_the_
     assert decide("会员卡到期不续了，我能让健身房删掉我的人脸照片吗？", by_text(ART_47, "处理目的已实现")).label == "可以"
 
 
+def test_a_practice_that_skips_the_other_sides_duty_is_not_lawful_but_the_askers_own_duty_is_not_a_breach():
+    separate = clauses("处理敏感个人信息应当取得个人的单独同意；")[0]
+    assert decide("美颜相机把采集人脸写在用户协议里，我点了同意全部条款，这就算它拿到授权了吗？", separate).label == "不可以"
+    assert decide("美颜相机采集人脸前弹窗单独问了我，这样可以吗？", separate).label == "视情况"
+    minors = clauses("个人信息处理者处理不满十四周岁未成年人个人信息的，应当取得未成年人的父母或者其他监护人的同意。")[0]
+    assert decide("我儿子11岁，自己在游戏App里点了同意隐私政策，客服说这就算授权了，对吗？", minors).label == "不可以"
+    assert decide("我儿子16岁，自己在游戏App里点了同意隐私政策，这样可以吗？", minors).label == "视情况"
+    own = clauses("消费者退货的商品应当完好。")[0]
+    assert decide("网上买的鞋没穿过、吊牌都在，能直接退吗？", own).label != "不可以"
+
+
 def test_how_to_and_lookup_questions_are_answered_with_an_explanation():
     assert decide("信息被泄露了我可以去哪投诉？", None).label == "说明"
     assert decide("网站能卖我的信息吗？", None).label == "视情况"  # no clause found: never a guess

@@ -30,7 +30,7 @@ _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
     ("howto", re.compile(r"怎么办|怎么处理|如何|怎样|找谁|去哪|向谁|哪里|哪个部门|什么部门|怎么维权|什么办法|能做什么|"
                          r"该怎么|能怎么|可以怎么|怎么(投诉|举报|起诉|要求|申请|索赔)|走什么程序|有什么(办法|途径|要求)|"
                          r"注意什么|注意哪些|要做(什么|哪些)|做哪些|哪些内容|写清楚|路子")),
-    ("need", re.compile(r"需要|需不需要|要不要|必须|是否要|是不是要|有没有义务|有义务|用不用|得(先|要|经|征得)|得把.{0,16}(删|销毁|停|关|去掉|告诉|通知|交)|要.{0,12}同意吗|"
+    ("need", re.compile(r"需要|需不需要|要不要|必须|是否要|是不是要|有没有义务|有义务|用不用|得(先|要|经|征得)|得把.{0,16}(删|销毁|停|关|去掉|告诉|通知|交)|要.{0,12}同意吗|得.{0,6}同意吗|"
                         r"要先|还要|算不算.{0,8}(个人信息|敏感)|属于.{0,8}(个人信息|敏感)|算.{0,6}(个人信息|敏感)")),
     ("right", re.compile(r"我(能|可以|有权|能不能|可不可以)(直接)?(要求|让|请求|坚持|申请|拒绝|关|删|查|复制|更正|撤回|退|索赔|"
                          r"举报|投诉|找)|(能|可以)(让|要求)(他们|它|对方|商家|公司|平台|App)|有权(要求|请求|拒绝|查阅|复制)|"
@@ -134,7 +134,23 @@ def _permission(mod: str, clause: Clause, question: str) -> Label:
         return "可以"
     if mod == "permit":  # an item of a list of lawful grounds matched, other than consent itself
         return "可以" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
+    if mod == "oblige" and duty_breached(question, clause):
+        return "不可以"
     return "视情况"
+
+
+def duty_breached(question: str, clause: Clause) -> bool:
+    """The question tells of the other side skipping the duty the clause imposes (没告知 / 查不到联系方式 against
+    应当告知名称和联系方式; consent in the user agreement against 应当取得单独同意): what it did is unlawful. Not
+    when the duty is the asker's own (消费者退货的商品应当完好) or the clause's condition is not the question's case."""
+    text = clause.full
+    if _ASKER_DUTY.match(clause.sentence or text) or not _OMISSION.search(question):
+        return False
+    if _CONDITIONAL.search(clause.text) and not clause.lead and not condition_met(question, clause):
+        return False
+    duty = text.split("应当", 1)[-1]
+    shared = hanzi_bigrams(question) & (hanzi_bigrams(duty) - hanzi_bigrams("个人信息处理者处理"))
+    return bool(shared) or bool(_SEPARATE.search(duty) and _BUNDLED.search(question))
 
 
 def condition_met(question: str, clause: Clause) -> bool:
@@ -154,3 +170,9 @@ OPPOSITE: dict[str, Label] = {"可以": "不可以", "不可以": "可以", "需
 _CONSENT = re.compile(r"同意")
 _CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(个人信息)?处理者应当")
 _DEFINITION = re.compile(r"是指|是以|包括|属于")
+# The question says a step was skipped, done without asking, or folded into a general agreement.
+_OMISSION = re.compile(r"没有?|未经?|不给|查不到|找不到|从没|从未|自己.{0,12}(点|同意|勾)|直接|偷偷|擅自|私自|悄悄|默认勾选|"
+                       r"写在.{0,8}(协议|条款|政策)|全部条款|一揽子")
+_ASKER_DUTY = re.compile(r"^[^，。；]{0,6}(消费者|劳动者|个人应当|用户|乘客|承租人|借款人)")
+_SEPARATE = re.compile(r"单独同意|书面同意")
+_BUNDLED = re.compile(r"协议|条款|隐私政策|一揽子|默认")

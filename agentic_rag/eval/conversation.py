@@ -42,7 +42,7 @@ from ..llm.models import ROLES, model_name
 from ..oneshot import converse
 from ..stages.contextualise import prompt as contextualise_prompt
 from ..stages.contextualise import signals
-from ..state import CITATIONS, CONTEXT, LLM_CALLS, PATH, QUESTION, RETRIEVAL, TIMINGS
+from ..state import CITATIONS, CONTEXT, LLM_CALLS, PATH, QUALITY, QUESTION, RETRIEVAL, TIMINGS
 from .e2e import ANSWERS, PROMPT_MODULES, _append, cited, keys, load_checkpoint
 from .retrieval import gold_keys
 
@@ -79,6 +79,19 @@ def retrieved_keys(state: dict, gold: list) -> set:
     return {a.article for a in retrieval.articles}
 
 
+def gate_view(state: dict, gold: list) -> dict | None:
+    """The gate's four scores and whether its most relevant article is gold: what a threshold or prior shift for
+    follow-ups is chosen from (the scores are calibrated probabilities × 10, so a shift can be replayed)."""
+    quality, retrieval = QUALITY.get(state), RETRIEVAL.get(state)
+    if quality is None or retrieval is None or not quality.article_relevance:
+        return None
+    several = bool(gold and isinstance(gold[0], dict))
+    key = {a.id: (a.law, a.article) if several else a.article for a in retrieval.articles}
+    best = max(quality.article_relevance, key=quality.article_relevance.get)
+    return {"scores": quality.scores, "total": quality.total, "action": quality.act,
+            "best_is_gold": key.get(best) in gold_keys(gold) if gold else False}
+
+
 def turn_result(turn: dict, index: int, state: dict, latency: float) -> dict:
     """One turn of a conversation: what the agent did with it (read through the state slots)."""
     context, citations = CONTEXT.get(state), CITATIONS.get(state)
@@ -96,7 +109,8 @@ def turn_result(turn: dict, index: int, state: dict, latency: float) -> dict:
             "gold": turn["gold"], "cited": sorted(map(str, put_forward)),
             "answered_from_gold": bool(gold and put_forward & gold),
             "retrieved_gold": bool(gold and retrieved_keys(state, turn["gold"]) & gold),
-            "llm_calls": LLM_CALLS.get(state, 0), "latency_s": round(latency, 2)}
+            "llm_calls": LLM_CALLS.get(state, 0), "latency_s": round(latency, 2),
+            "gate": gate_view(state, turn["gold"])}
 
 
 async def _alone(app: App, turns: list[dict]) -> list[dict]:

@@ -8,7 +8,7 @@ Hard-wrong = the opposite polarity (可以 for 不可以, 需要 for 不需要 �
 but not as hard-wrong (an honest "it depends" is not a wrong conclusion). Rules were written looking at the dev
 half only; report the test half.
 
-    .venv/bin/python eval/conclusion_rules.py [--split test] [--json eval/results/conclusion_rules.json]
+    .venv/bin/python eval/conclusion_rules.py [--embedder] [--json eval/results/conclusion_rules.json]
 """
 from __future__ import annotations
 
@@ -44,13 +44,30 @@ def gold_keys(row: dict) -> list[tuple[str, int]]:
     return [(PIPL_LAW, g) if isinstance(g, int) else (g["law"], g["article"]) for g in row["gold"]]
 
 
-def evaluate(rows: list[dict]) -> dict:
+def clause_embed():
+    """The answer stage's clause similarity (stages/answer/agent.py `_embedder`) with the configured embedder."""
+    import numpy as np
+
+    from agentic_rag.config import get_settings
+    from agentic_rag.retrieval.embedder import embedder_from_settings
+
+    embedder, cache = embedder_from_settings(get_settings()), {}
+
+    def embed(question: str, texts: list[str]):
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        if missing:
+            cache.update(zip(missing, embedder.encode_documents(missing)))
+        return np.stack([cache[t] for t in texts]) @ embedder.encode_queries([question])[0]
+    return embed
+
+
+def evaluate(rows: list[dict], embed=None) -> dict:
     index = articles_by_key(rows)
     results = []
     for row in rows:
         ref = row["conclusion"]["label"]
         gold = [index[k] for k in gold_keys(row) if k in index]
-        best = next(iter(rank_clauses(row["query"], gold, None)), None)
+        best = next(iter(rank_clauses(row["query"], gold, embed)), None)
         decision = decide(row["query"], best.clause if best else None)
         results.append({"id": row["id"], "type": row["type"], "ref": ref, "label": decision.label,
                         "rule": decision.rule, "correct": decision.label == ref,
@@ -70,11 +87,14 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", type=Path, default=ROOT / "eval" / "answers_eval.jsonl")
     p.add_argument("--json", type=Path)
+    p.add_argument("--embedder", action="store_true", help="rank clauses by the shipped embedder's cosine")
     args = p.parse_args()
+    embed = clause_embed() if args.embedder else None
     rows = [json.loads(line) for line in args.dataset.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in rows if r["conclusion"]["label"] in POLARITY_LABELS and r["gold"]]
-    report = {split: evaluate([r for r in rows if r["split"] == split]) for split in ("dev", "test")}
-    for split, rep in report.items():
+    report = {split: evaluate([r for r in rows if r["split"] == split], embed) for split in ("dev", "test")}
+    report["clause_choice"] = "embedder" if args.embedder else "lexical"
+    for split, rep in ((k, report[k]) for k in ("dev", "test")):
         print(f"{split}: n={rep['n']} accuracy={rep['accuracy']} hard_wrong={rep['hard_wrong']} "
               + " ".join(f"{t}={v['accuracy']}({v['n']})" for t, v in rep["by_type"].items()))
     if args.json:

@@ -171,7 +171,8 @@ _CONSENT = re.compile(r"同意")
 _CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(个人信息)?处理者应当")
 _DEFINITION = re.compile(r"是指|是以|包括|属于")
 # The question says a step was skipped, done without asking, or folded into a general agreement.
-_OMISSION = re.compile(r"没有?|未经?|不给|查不到|找不到|从没|从未|自己.{0,12}(点|同意|勾)|直接|偷偷|擅自|私自|悄悄|默认勾选|"
+_OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告知|通知|说明|问过?|经过?|征得|取得|同意|提醒|签|给)|"
+                       r"查不到|找不到|从没|从未|自己.{0,12}(点|同意|勾)|偷偷|擅自|私自|悄悄|默认勾选|"
                        r"写在.{0,8}(协议|条款|政策)|全部条款|一揽子")
 _ASKER_DUTY = re.compile(r"^[^，。；]{0,6}(消费者|劳动者|个人应当|用户|乘客|承租人|借款人)")
 _SEPARATE = re.compile(r"单独同意|书面同意")

@@ -154,10 +154,13 @@ def fit(rows: list[dict]) -> dict:
 def ship(rows: list[dict], report: dict, use_llm: bool, threshold: float) -> None:
     feats = {json.loads(x)["sid"]: json.loads(x) for x in FEATURES.read_text(encoding="utf-8").splitlines()} \
         if use_llm else {}
-    x = np.array([[code_features(r)["lexical"]] + ([feats[r["sid"]]["d"]] if use_llm else []) for r in rows])
-    w = fit_logistic(x, np.array([r["label"] == "supported" for r in rows], dtype=float))
+    y = np.array([r["label"] == "supported" for r in rows], dtype=float)
+    lexical = [[code_features(r)["lexical"]] for r in rows]
+    code = fit_logistic(np.array(lexical), y)  # what decides when a sentence comes with no logit
+    w = fit_logistic(np.array([x + [feats[r["sid"]]["d"]] for x, r in zip(lexical, rows)]), y) if use_llm else code
     data = {"intercept": round(float(w[0]), 4), "lexical": round(float(w[1]), 4),
             "llm": round(float(w[2]), 4) if use_llm else 0.0, "threshold": threshold,
+            **({"code_intercept": round(float(code[0]), 4), "code_lexical": round(float(code[1]), 4)} if use_llm else {}),
             "provenance": f"eval/support_check.py fit on {len(rows)} labelled sentences "
                           f"(eval/support_sentences.jsonl); CV report in eval/results/support_check.json"}
     SHIPPED.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

@@ -2,11 +2,13 @@
 question's kind, the deciding clause's modality, exceptions; and the sentence checks (numbers, polarity, wording)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agentic_rag.legal.modality import clauses, modality
 from agentic_rag.stages.answer.conclusion import ask_kind, decide, stated_label
-from agentic_rag.stages.answer.support import SupportModel, judge_sentence, numbers_ok
+from agentic_rag.stages.answer.support import SupportModel, bigram_support, judge_sentence, numbers_ok
 
 ART_13 = ("符合下列情形之一的，个人信息处理者方可处理个人信息：（一）取得个人的同意；（二）为订立、履行个人作为一方当事人的"
           "合同所必需，或者按照依法制定的劳动规章制度和依法签订的集体合同实施人力资源管理所必需；（三）为履行法定职责或者"
@@ -132,6 +134,17 @@ def test_a_sentence_is_kept_only_when_supported_and_consistent_with_the_label():
     # the model's own 是/否 logit can veto a sentence whose words are all the article's
     assert not judge_sentence("不可以，任何组织、个人不得非法买卖他人个人信息。", sources, "不可以", d=-12.0,
                               model=model).kept
+
+
+def test_without_a_logit_the_weights_of_the_wording_alone_decide_not_the_logit_weights_with_a_zero():
+    # fitted with the logit, a half-supported sentence needs it; fitted without, the wording is enough
+    model = SupportModel(intercept=-6.0, lexical=6.0, llm=2.0, threshold=0.5, code_intercept=-2.0, code_lexical=5.0)
+    half = "任何组织、个人不得非法买卖他人个人信息，也不得拿去推送广告。"
+    lexical = bigram_support(half, re.sub(r"[^\u4e00-\u9fff0-9]", "", ART_10))
+    assert 0.4 < lexical < 0.9  # -6 + 6·lexical < 0 < -2 + 5·lexical
+    assert judge_sentence(half, ART_10, "不可以", model=model).kept  # a web answer, an API model without logprobs
+    assert not judge_sentence(half, ART_10, "不可以", d=0.0, model=model).kept
+    assert judge_sentence(half, ART_10, "不可以", d=3.0, model=model).kept
 
 
 def test_a_remedy_is_quoted_with_its_case_never_as_a_bare_list_introduction():

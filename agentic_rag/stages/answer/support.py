@@ -7,7 +7,9 @@ A sentence is kept only when
 * its polarity agrees with the conclusion decided in code (a sentence that says 可以 under 结论：不可以 goes);
 * P(supported) ≥ threshold, a logistic over the share of its character bigrams found in the articles and, where the
   model can give it, logit(是) − logit(否) of "can this sentence be drawn from the articles above?" asked on the
-  prompt prefix the model already evaluated (llama.cpp reuses it: one short tail per sentence).
+  prompt prefix the model already evaluated (llama.cpp reuses it: one short tail per sentence). Without that logit
+  (an API model without logprobs, a streamed web answer, a failed call) the weights fitted on the wording alone
+  decide: the two sets are fitted apart, so a missing logit is not read as a neutral one.
 The weights are fitted on labelled sentences (eval/results/support_check.json) and shipped in
 resources/support_calibration.json; an unfitted default is used when that file is absent.
 """
@@ -34,9 +36,18 @@ FRAGMENT_CHARS = 3
 class SupportModel:
     intercept: float
     lexical: float
-    llm: float  # weight of logit(是) − logit(否); 0 when the model gives none
+    llm: float  # weight of logit(是) − logit(否); 0: the logit is not asked for
     threshold: float
     provenance: str = "default"
+    # the weights of the wording alone, used when there is no logit (default: intercept and lexical, i.e. llm 0)
+    code_intercept: float | None = None
+    code_lexical: float | None = None
+
+    def z(self, lexical: float, d: float | None) -> float:
+        if d is None or not self.llm:
+            return (self.intercept if self.code_intercept is None else self.code_intercept) + \
+                (self.lexical if self.code_lexical is None else self.code_lexical) * lexical
+        return self.intercept + self.lexical * lexical + self.llm * d
 
 
 @lru_cache(maxsize=1)
@@ -47,7 +58,8 @@ def support_model() -> SupportModel:
         # Unfitted: half of a sentence's bigrams must come from the articles (a paraphrase keeps most of them).
         return SupportModel(intercept=-4.0, lexical=8.0, llm=0.0, threshold=0.5)
     return SupportModel(**{k: data[k] for k in ("intercept", "lexical", "llm", "threshold")},
-                        provenance=data.get("provenance", ""))
+                        provenance=data.get("provenance", ""), code_intercept=data.get("code_intercept"),
+                        code_lexical=data.get("code_lexical"))
 
 
 # What a sentence says about its sources rather than what it claims: citations and the words that introduce them.
@@ -101,7 +113,7 @@ def judge_sentence(sentence: str, sources: str, label: str | None, d: float | No
         return Verdict(False, 0.0, "是问句，不是回答")
     flat = _CJK.sub("", sources)
     lexical = bigram_support(sentence, flat)
-    z = model.intercept + model.lexical * lexical + (model.llm * d if d is not None else 0.0)
+    z = model.z(lexical, d)
     p = round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))), 4)
     if not numbers_ok(sentence, sources):
         return Verdict(False, p, "数字不见于条文")

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from agentic_rag.knowledge.corpus import load_law_text, parse_lawrefbook  # noqa: E402
 from agentic_rag.retrieval.types import Article  # noqa: E402
 from agentic_rag.stages.answer.conclusion import OPPOSITE, POLARITY_LABELS, decide  # noqa: E402
-from agentic_rag.stages.answer.deciding import rank_clauses  # noqa: E402
+from agentic_rag.stages.answer.deciding import embedder_similarity, rank_clauses  # noqa: E402
 
 PIPL_LAW = "中华人民共和国个人信息保护法"
 LAWREFBOOK = ROOT.parent / "shared" / "data" / "lawrefbook" / "lawrefbook_articles.jsonl.gz"
@@ -46,19 +46,10 @@ def gold_keys(row: dict) -> list[tuple[str, int]]:
 
 def clause_embed():
     """The answer stage's clause similarity (stages/answer/agent.py `_embedder`) with the configured embedder."""
-    import numpy as np
-
     from agentic_rag.config import get_settings
     from agentic_rag.retrieval.embedder import embedder_from_settings
 
-    embedder, cache = embedder_from_settings(get_settings()), {}
-
-    def embed(question: str, texts: list[str]):
-        missing = [t for t in dict.fromkeys(texts) if t not in cache]
-        if missing:
-            cache.update(zip(missing, embedder.encode_documents(missing)))
-        return np.stack([cache[t] for t in texts]) @ embedder.encode_queries([question])[0]
-    return embed
+    return embedder_similarity(embedder_from_settings(get_settings()), {})
 
 
 def evaluate(rows: list[dict], embed=None) -> dict:

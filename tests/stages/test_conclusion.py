@@ -153,3 +153,31 @@ def test_a_remedy_is_quoted_with_its_case_never_as_a_bare_list_introduction():
     art = Article(id="pipl#47", title="第四十七条", law="pipl", article=47, article_cn="第四十七条", text=ART_47)
     quotes = [c.quote for _, c in remedies([art], set())]
     assert quotes and not any(q.rstrip().endswith("：") for q in quotes) and any("处理目的已实现" in q for q in quotes)
+
+
+def test_the_deciding_clause_is_the_one_the_embedder_puts_nearest_and_clause_vectors_are_embedded_once():
+    import numpy as np
+
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import embedder_similarity, rank_clauses
+
+    class Axes:  # a clause about 删除 points one way, any other clause the other; the question points at 删除
+        encoded: list[str] = []
+
+        def encode_documents(self, texts):
+            self.encoded.extend(texts)
+            return np.array([[1.0, 0.0] if "删除" in t else [0.0, 1.0] for t in texts])
+
+        def encode_queries(self, texts):
+            return np.array([[0.9, 0.1]])
+
+    embedder, cache = Axes(), {}
+    arts = [Article(id="pipl#10", title="第十条", law="pipl", article=10, article_cn="第十条", text=ART_10),
+            Article(id="pipl#47", title="第四十七条", law="pipl", article=47, article_cn="第四十七条", text=ART_47)]
+    embed = embedder_similarity(embedder, cache)
+    question = "那我能让它把资料弄掉吗？"  # no word of it is in either article
+    assert rank_clauses(question, arts, None)[0].article.article == 10  # by words: a tie, the first article
+    assert rank_clauses(question, arts, embed)[0].article.article == 47
+    n = len(embedder.encoded)
+    rank_clauses("还能让它清掉吗？", arts, embed)
+    assert len(embedder.encoded) == n and set(cache) == set(embedder.encoded)  # cached, not embedded again

@@ -56,7 +56,7 @@ from ..evidence import prompt_articles, shared_prefix
 from . import form, prompt
 from .citations import Evidence, check, note
 from .conclusion import decide
-from .deciding import Embed, is_remedy, rank_clauses
+from .deciding import Embed, embedder_similarity, is_remedy, rank_clauses
 from .stream import VerifiedStream
 from .support import judge_sentence, support_model
 
@@ -245,18 +245,7 @@ class AnswerStage(LlmStage):
         """Cosine of the question to each clause with the knowledge base's embedder (clause vectors cached)."""
         if self._factory is None:
             return None
-        embedder = self._factory().embedder
-        cache = self._clause_vectors
-
-        def embed(question: str, texts: list[str]):
-            import numpy as np
-
-            missing = [t for t in dict.fromkeys(texts) if t not in cache]
-            if missing:
-                cache.update(zip(missing, embedder.encode_documents(missing)))
-            return np.stack([cache[t] for t in texts]) @ embedder.encode_queries([question])[0]
-
-        return embed
+        return embedder_similarity(self._factory().embedder, self._clause_vectors)
 
     async def _sentences(self, ctx: InvocationContext, ev: Evidence, plans: list[form.AskPlan],
                          one_law: bool) -> list[Sentence]:

@@ -41,6 +41,16 @@ def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None
     return sorted(scored, key=lambda r: -r.score)
 
 
+def embedder_similarity(embedder, cache: dict[str, np.ndarray]) -> Embed:
+    """Cosine of the question to each clause with an embedder; clause vectors are kept in `cache`."""
+    def embed(question: str, texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        if missing:
+            cache.update(zip(missing, embedder.encode_documents(missing)))
+        return np.stack([cache[t] for t in texts]) @ embedder.encode_queries([question])[0]
+    return embed
+
+
 def _overlap(question: str, text: str) -> float:
     b = hanzi_bigrams(text)
     return len(hanzi_bigrams(question) & b) / max(1.0, len(b)) ** 0.5

@@ -55,12 +55,14 @@ def log(msg: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------------- pairs
+def split_ids(name: str) -> set[int]:
+    lines = (STARD / "example" / f"{name}.query.txt").read_text("utf-8").splitlines()
+    return {int(line.split("\t", 1)[0]) for line in lines if line.strip()}
+
+
 def train_questions() -> list[dict]:
     """STARD's training-split questions whose every gold article is in LawRefBook (dev split ids are excluded)."""
-    ids = {int(line.split("\t", 1)[0]) for line in (STARD / "example" / "train.query.txt").read_text("utf-8").splitlines()
-           if line.strip()}
-    dev = {int(line.split("\t", 1)[0]) for line in (STARD / "example" / "dev.query.txt").read_text("utf-8").splitlines()
-           if line.strip()}
+    ids, dev = split_ids("train"), split_ids("dev")
     rows = [json.loads(line) for line in (STARD / "stard_qrels_lawrefbook.jsonl").read_text("utf-8").splitlines()]
     return [r for r in rows if r["query_id"] in ids and r["query_id"] not in dev and r["all_gold_mapped"]]
 
@@ -89,9 +91,10 @@ def build_pairs(questions: list[dict]) -> tuple[list[dict], list]:
         chosen = [i for i in order[:NEGATIVES]] + [i for i, d in enumerate(pool) if (d.source, d.article_cn) in gold]
         chosen = list(dict.fromkeys(chosen))
         rank = {i: r for r, i in enumerate(order)}
+        keys = [(pool[i].source, pool[i].article_cn) for i in chosen]
         out.append({"query_id": q["query_id"], "query": q["query"],
-                    "candidates": [{"key": f"{pool[i].source}#{pool[i].article_cn}", "gold": (pool[i].source, pool[i].article_cn) in gold,
-                                    "bm25_rank": rank[i]} for i in chosen]})
+                    "candidates": [{"key": f"{src}#{art}", "gold": (src, art) in gold, "bm25_rank": rank[i]}
+                                   for i, (src, art) in zip(chosen, keys)]})
     return out, list(by_key.values())
 
 
@@ -262,16 +265,48 @@ def test_groups() -> list[dict]:
     out = []
     rows = [json.loads(line) for line in calibrate_gate.FEATURES.read_text("utf-8").splitlines()]
     half = calibrate_gate.split(rows)
-    queries = {r["id"]: r["query"] for path in calibrate_gate.DATASETS for r in map(json.loads, path.read_text("utf-8").splitlines())}
+    queries = {r["id"]: r["query"] for path in calibrate_gate.DATASETS
+               for r in map(json.loads, path.read_text("utf-8").splitlines())}
     for r in rows:
         if half[r["id"]] == "test" and r["set"] != "answers_eval":
-            out.append({"id": r["id"], "set": r["set"], "kb": "pipl", "query": queries[r["id"]], "keys": r["articles"],
-                        "gold": [a in r["gold"] for a in r["articles"]], "diffs": r["diffs"], "cosines": r["cosines"]})
+            out.append({"id": r["id"], "set": r["set"], "kb": "pipl", "query": queries[r["id"]],
+                        "keys": r["articles"], "gold": [a in r["gold"] for a in r["articles"]], "diffs": r["diffs"]})
     for row in map(json.loads, calibrate_gate.ANSWERS.read_text("utf-8").splitlines()):
         if row["split"] == "test" and row["type"] != "chitchat":
             gold = [(calibrate_gate.PIPL, g) if isinstance(g, int) else (g["law"], g["article"]) for g in row["gold"]]
-            out.append({"id": row["id"], "set": "answers_eval", "kb": row["kb"], "query": row["query"], "gold_keys": gold})
+            out.append({"id": row["id"], "set": "answers_eval", "kb": row["kb"], "query": row["query"],
+                        "gold_keys": gold})
     return out
+
+
+def scored_articles(g: dict, ret) -> tuple[list[int], list[bool], list[float] | None]:
+    """A test group's articles (document positions), their labels and, where the gate scored them, its logits."""
+    if "keys" in g:  # as the gate collected it: PIPL article numbers
+        position = {d.article: i for i, d in enumerate(ret.documents)}
+        return [position[k] for k in g["keys"]], g["gold"], g["diffs"]
+    position = {(d.law, d.article): i for i, d in enumerate(ret.documents)}
+    docs = [position[(a.law, a.article)] for a in ret.retrieve(g["query"]).articles[:5]]
+    gold = set(map(tuple, g["gold_keys"]))
+    return docs, [(ret.documents[i].law, ret.documents[i].article) in gold for i in docs], None
+
+
+def judges(g: dict, ret, weights: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[bool]]:
+    """The logit of P(relevant) of each judge for the group's articles."""
+    docs, labels, diffs = scored_articles(g, ret)
+    q = ret.embedder.encode_queries([g["query"]])[0]
+    vecs = ret.index.store.vectors(docs)
+    cos = [float(v @ q) for v in vecs]
+    base = base_features(cos, list(range(len(docs))), [coverage(g["query"], ret.documents[i].text, ret_idf(ret))
+                                                        for i in docs])
+    rank_cos = np.array([[0.0, 1.0 / (i + 1), c] for i, c in enumerate(cos)])
+    w = weights
+    preds = {"shipped signals (rank, cosine; fitted on dev)": rank_cos @ w["signals"][1:] + w["signals"][0],
+             "STARD judge": base @ w["base"][1:] + w["base"][0],
+             "STARD judge + q⊙a": design(base, q, vecs, True) @ w["interaction"][1:] + w["interaction"][0]}
+    if diffs is not None:
+        with_d = np.array([[d, 1.0 / (i + 1), c] for i, (d, c) in enumerate(zip(diffs, cos))])
+        preds["shipped logit (1.5B 是/否, rank, cosine)"] = with_d @ w["logit"][1:] + w["logit"][0]
+    return preds, labels
 
 
 def score_groups(groups: list[dict], interaction_w: np.ndarray, base_w: np.ndarray) -> dict:
@@ -279,39 +314,18 @@ def score_groups(groups: list[dict], interaction_w: np.ndarray, base_w: np.ndarr
     from agentic_rag.stages.grade.judge import calibration
 
     retrievers = {"pipl": kb_retriever(ROOT / "data"), "multilaw": kb_retriever(ROOT / "data-multilaw")}
-    shipped = {"logit": np.array(calibration("logit").relevance), "signals": np.array(calibration("signals").relevance)}
+    weights = {"logit": np.array(calibration("logit").relevance), "signals": np.array(calibration("signals").relevance),
+               "base": base_w, "interaction": interaction_w}
     pooled: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for n, g in enumerate(groups):
-        ret = retrievers[g["kb"]]
-        position = {d.article if g["kb"] == "pipl" and "keys" in g else (d.law, d.article): i for i, d in enumerate(ret.documents)}
-        if "keys" in g:
-            docs = [position[k] for k in g["keys"]]
-            labels, diffs = g["gold"], g["diffs"]
-        else:
-            docs = [position[(a.law, a.article)] for a in ret.retrieve(g["query"]).articles[:5]]
-            labels = [(ret.documents[i].law, ret.documents[i].article) in set(map(tuple, g["gold_keys"])) for i in docs]
-            diffs = None
-        q = ret.embedder.encode_queries([g["query"]])[0]
-        vecs = ret.index.store.vectors(docs)
-        cos = [float(v @ q) for v in vecs]
-        idf = ret_idf(ret)
-        covs = [coverage(g["query"], ret.documents[i].text, idf) for i in docs]
-        base = base_features(cos, list(range(len(docs))), covs)
-        rank_cos = np.array([[0.0, 1.0 / (i + 1), c] for i, c in enumerate(cos)])
-        preds = {"shipped signals (rank, cosine; fitted on dev)": rank_cos @ shipped["signals"][1:] + shipped["signals"][0],
-                 "STARD judge": base @ base_w[1:] + base_w[0],
-                 "STARD judge + q⊙a": design(base, q, vecs, True) @ interaction_w[1:] + interaction_w[0]}
-        if diffs is not None:
-            with_d = np.array([[d, 1.0 / (i + 1), c] for i, (d, c) in enumerate(zip(diffs, cos))])
-            preds["shipped logit (1.5B 是/否, rank, cosine)"] = with_d @ shipped["logit"][1:] + shipped["logit"][0]
+        preds, labels = judges(g, retrievers[g["kb"]], weights)
         for name, logit in preds.items():
             for key in (g["set"] if g["set"] != "answers_eval" else f"answers_eval/{g['kb']}", "all"):
-                bucket = pooled[key][name]
-                bucket.append((1 / (1 + np.exp(-np.clip(logit, -30, 30))), np.array(labels, float), n))
+                pooled[key][name].append((1 / (1 + np.exp(-np.clip(logit, -30, 30))), np.array(labels, float), n))
     report = {}
-    for key, judges in pooled.items():
+    for key, by_judge in pooled.items():
         report[key] = {}
-        for name, parts in judges.items():
+        for name, parts in by_judge.items():
             p = np.concatenate([a for a, _, _ in parts])
             y = np.concatenate([b for _, b, _ in parts])
             grp = np.concatenate([[n] * len(a) for a, _, n in parts])

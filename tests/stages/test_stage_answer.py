@@ -71,6 +71,16 @@ def test_the_conclusion_comes_first_then_the_deciding_clause_verbatim(fake_setti
     assert "【第十条】" in prompt and "【第二十三条】" not in prompt and "结论已经确定为“不可以”" in prompt
 
 
+def test_the_deciding_clause_copied_again_is_not_shown_and_not_reported_as_unsupported(fake_settings):
+    copy = "不可以，任何组织、个人不得非法收集、使用、加工、传输他人个人信息，不得非法买卖、提供或者公开他人个人信息。"
+    _, final, _ = answer(fake_settings, copy, path="pass")
+    text = FINAL_ANSWER.get(final)
+    assert text.startswith("**结论**：不可以。\n\n**依据**：第十条规定：“任何组织") and "已删去" not in text
+    assert text.count("不得非法买卖、提供或者公开他人个人信息") == 1  # quoted once, under 依据
+    sentence = ANSWER.get(final).sentences[0]
+    assert not sentence.kept and sentence.why == "重复所引条文"
+
+
 def test_a_sentence_the_articles_do_not_support_is_dropped_and_said(fake_settings):
     invented = "不可以，但是用户注册满三年后网站可以自由出售。"  # a number the article does not have
     _, final, _ = answer(fake_settings, invented, path="pass")

@@ -58,7 +58,7 @@ from .citations import Evidence, check, note
 from .conclusion import decide
 from .deciding import Embed, embedder_similarity, is_remedy, rank_clauses
 from .stream import VerifiedStream
-from .support import judge_sentence, support_model
+from .support import REPEATED, judge_sentence, repeats_quote, support_model
 
 SENTENCE_TOKENS = 120
 SECOND_ARTICLE_P = 0.5  # a second governing article is quoted when judged about as relevant as the first  # one sentence of ≤ 60 characters per ask, with room to spare
@@ -264,6 +264,9 @@ class AnswerStage(LlmStage):
             if not text or record.invalid or record.external_invalid:
                 out.append(Sentence(text=text, kept=False, why="空" if not text else "引用了未提供的条文"))
                 continue
+            if repeats_quote(checked, plan):  # the answer quotes it under 依据 already: a second copy says nothing
+                out.append(Sentence(text=checked, kept=False, why=REPEATED))
+                continue
             verdict = judge_sentence(checked, sources, plan.label, logits.get(text))
             out.append(Sentence(text=checked, support=verdict.p, kept=verdict.kept, why=verdict.why))
         return out
@@ -286,7 +289,7 @@ class AnswerStage(LlmStage):
         text = "".join(p if isinstance(p, str) else self._strip_label(kept.get(p, ""), plans[p].label)
                        for p in pieces)
         text += prompt.FOOTER.format(basis=form.basis(plans, one_law, kb))
-        dropped = sum(1 for s in sentences if not s.kept and s.text)
+        dropped = sum(1 for s in sentences if not s.kept and s.text and s.why != REPEATED)
         if dropped:
             text += prompt.DROPPED.format(n=dropped)
         _, record = check(text, ev)

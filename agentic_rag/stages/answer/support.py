@@ -82,6 +82,21 @@ def _value(token: str) -> str:
         return token
 
 
+REPEATED = "重复所引条文"
+REPEAT_SHARE = 0.9  # of the sentence's bigrams found in the quoted clauses: the model copied the article again
+_REPEAT_MIN_BIGRAMS = 8  # a short sentence (「可以。」, 「不得超过二年。」) is a conclusion, not a copy
+
+
+def repeats_quote(sentence: str, plan) -> bool:
+    """The sentence is the deciding clause (or the second article's) again: the answer shows it under 依据."""
+    clauses = [plan.clause] if plan.clause else []
+    quoted = _CJK.sub("", "".join(c.quote for c in clauses + [c for _, c in plan.extra]))
+    chars = _CJK.sub("", _CITING.sub("", sentence))
+    grams = {chars[i:i + 2] for i in range(len(chars) - 1)}
+    return bool(quoted) and len(grams) >= _REPEAT_MIN_BIGRAMS and \
+        sum(g in quoted for g in grams) / len(grams) >= REPEAT_SHARE
+
+
 def numbers_ok(sentence: str, sources: str) -> bool:
     """Every number of the sentence is a number of the sources (compared as values: 三十日 = 30日)."""
     allowed = {_value(m.group(1) or m.group(0)) for m in _NUMBER.finditer(sources)}

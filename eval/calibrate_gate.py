@@ -144,12 +144,12 @@ def collect(args) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------- fit
-def fit_logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def fit_logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None, l2: float = L2) -> np.ndarray:
     """L2-regularised logistic regression by Newton's method (intercept first, not penalised)."""
     x1 = np.hstack([np.ones((len(x), 1)), x])
     w = np.zeros(x1.shape[1])
     sample_w = np.ones(len(y)) if weights is None else weights
-    penalty = np.eye(x1.shape[1]) * L2
+    penalty = np.eye(x1.shape[1]) * l2
     penalty[0, 0] = 0
     for _ in range(50):
         p = 1 / (1 + np.exp(-np.clip(x1 @ w, -30, 30)))

@@ -199,8 +199,7 @@ def stard_design(interaction: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 def fit(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
     import calibrate_gate
 
-    calibrate_gate.L2 = l2
-    return calibrate_gate.fit_logistic(x, y)
+    return calibrate_gate.fit_logistic(x, y, l2=l2)
 
 
 def predict(w: np.ndarray, x: np.ndarray) -> np.ndarray:

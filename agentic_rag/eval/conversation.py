@@ -80,8 +80,8 @@ def retrieved_keys(state: dict, gold: list) -> set:
 
 
 def gate_view(state: dict, gold: list) -> dict | None:
-    """The gate's four scores and whether its most relevant article is gold: what a threshold or prior shift for
-    follow-ups is chosen from (the scores are calibrated probabilities × 10, so a shift can be replayed)."""
+    """The gate's four scores and whether its most relevant article is gold (the scores are calibrated
+    probabilities × 10: a threshold or logit shift can be replayed on them without asking the model again)."""
     quality, retrieval = QUALITY.get(state), RETRIEVAL.get(state)
     if quality is None or retrieval is None or not quality.article_relevance:
         return None

@@ -67,10 +67,15 @@ _CITING = re.compile(r"（网络来源，未核实）|〔未核实的条文〕|�
                      r"根据|依据|依照|按照|参照|规定|本法|该法")
 
 
-def bigram_support(sentence: str, sources: str) -> float:
-    """Share of the sentence's character bigrams (CJK and digits, citations left out) found in the sources."""
+def claim_bigrams(sentence: str) -> set[str]:
+    """The sentence's character bigrams (CJK and digits), citations left out: what it claims."""
     chars = _CJK.sub("", _CITING.sub("", sentence))
-    grams = {chars[i:i + 2] for i in range(len(chars) - 1)}
+    return {chars[i:i + 2] for i in range(len(chars) - 1)}
+
+
+def bigram_support(sentence: str, sources: str, grams: set[str] | None = None) -> float:
+    """Share of the sentence's claim bigrams found in the sources."""
+    grams = claim_bigrams(sentence) if grams is None else grams
     return sum(g in sources for g in grams) / len(grams) if grams else 1.0
 
 
@@ -91,10 +96,9 @@ def repeats_quote(sentence: str, plan) -> bool:
     """The sentence is the deciding clause (or the second article's) again: the answer shows it under 依据."""
     clauses = [plan.clause] if plan.clause else []
     quoted = _CJK.sub("", "".join(c.quote for c in clauses + [c for _, c in plan.extra]))
-    chars = _CJK.sub("", _CITING.sub("", sentence))
-    grams = {chars[i:i + 2] for i in range(len(chars) - 1)}
+    grams = claim_bigrams(sentence)
     return bool(quoted) and len(grams) >= _REPEAT_MIN_BIGRAMS and \
-        sum(g in quoted for g in grams) / len(grams) >= REPEAT_SHARE
+        bigram_support(sentence, quoted, grams) >= REPEAT_SHARE
 
 
 def numbers_ok(sentence: str, sources: str) -> bool:

@@ -181,3 +181,14 @@ def test_the_deciding_clause_is_the_one_the_embedder_puts_nearest_and_clause_vec
     n = len(embedder.encoded)
     rank_clauses("还能让它清掉吗？", arts, embed)
     assert len(embedder.encoded) == n and set(cache) == set(embedder.encoded)  # cached, not embedded again
+
+
+def test_a_bare_list_introduction_is_not_listed_as_a_condition_but_its_items_are():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import conditions
+
+    article = Article(id="13", title="第十三条", law="个人信息保护法", article=13, article_cn="第十三条", text=ART_13)
+    deciding = by_text(ART_13, "依照本法其他有关规定")
+    listed = [c.quote for c in conditions(article, deciding)]
+    assert listed and not any(q.rstrip().endswith("：") for q in listed)
+    assert any("取得个人的同意" in q for q in listed)

@@ -57,11 +57,12 @@ def _overlap(question: str, text: str) -> float:
 
 
 def conditions(article: Article, deciding: Clause) -> list[Clause]:
-    """The article's clauses that state a condition or an exception, other than the deciding one."""
+    """The article's clauses that state a condition or an exception, other than the deciding one. A bare list
+    introduction (「符合下列情形之一的，…方可处理个人信息：」) is a heading without content: its items are listed."""
     found: dict[str, Clause] = {}
     for c in clauses(article.text):
         if c.quote not in deciding.quote and deciding.text not in c.quote and c.quote not in found \
-                and (EXCEPTION.search(c.text) or _CONDITION.search(c.full)):
+                and not _introduces_list(c) and (EXCEPTION.search(c.text) or _CONDITION.search(c.full)):
             found[c.quote] = c
     return list(found.values())
 

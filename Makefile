@@ -4,8 +4,13 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 QUESTION ?= 公司把我的手机号卖给别人合法吗？
-# Portable llama.cpp build (AVX2, no -march=native, no llava): ~4 min once, then pip's wheel cache.
-export CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+# llama.cpp is compiled for this machine's CPU (AVX-512 where it has it: the gate's prompt processing is faster than
+# with a portable AVX2 build, bench/results/llama_build.json), no llava: ~5 min once. The wheel is kept under ~/.cache
+# per (version, flags, CPU), so a clean clone on the same machine reuses it and another CPU gets its own build.
+LLAMA_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=ON
+LLAMA_KEY := $(shell (grep -m1 '^flags' /proc/cpuinfo 2>/dev/null; echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)') | sha256sum | cut -c1-12)
+WHEELS := $(HOME)/.cache/agentic-rag/llama-cpp-wheels/$(LLAMA_KEY)
 export CMAKE_BUILD_PARALLEL_LEVEL := 2
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
@@ -14,9 +19,19 @@ export TRANSFORMERS_OFFLINE := 1
 .PHONY: setup models index demo test bench eval clean-index
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q -r requirements-dev.txt
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+# Built into a temporary folder and renamed: an interrupted build leaves no half wheel behind.
+$(WHEELS)/.built: | $(BIN)/python
+	rm -rf $(WHEELS).tmp
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel -q --no-deps --no-cache-dir llama-cpp-python==$(LLAMA_VERSION) -w $(WHEELS).tmp
+	rm -rf $(WHEELS) && mv $(WHEELS).tmp $(WHEELS) && touch $@
+
+# --force-reinstall: a venv that holds another build of the same version (e.g. the earlier portable one) gets this one.
+$(VENV)/.installed: requirements.txt requirements-dev.txt $(WHEELS)/.built | $(BIN)/python
+	$(BIN)/pip install -q --find-links $(WHEELS) -r requirements-dev.txt
+	$(BIN)/pip install -q --no-deps --force-reinstall $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 

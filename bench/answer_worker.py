@@ -31,6 +31,8 @@ def main() -> int:
         settings = get_settings().model_copy(update={"data_dir": Path(data_dir)})  # model_copy does not validate
         retriever = LocalRetriever.from_settings(settings)  # one per knowledge base (get_retriever is one per process)
         agents[kb] = ConditionalWorkflowAgent(settings=settings, retriever_factory=lambda r=retriever: r)
+    import llama_cpp
+    build = "AVX512" if "AVX512 = 1" in llama_cpp.llama_print_system_info().decode() else "AVX2"  # which build answers
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         request = json.loads(line)
@@ -42,7 +44,7 @@ def main() -> int:
                 first.append(time.perf_counter() - t0)
 
         state = asyncio.run(ask(agent, request["query"], on_event=seen, stream=True))
-        print(json.dumps({"state": state, "latency_s": round(time.perf_counter() - t0, 2),
+        print(json.dumps({"state": state, "latency_s": round(time.perf_counter() - t0, 2), "llama_cpp": build,
                           "first_text_s": round(first[0], 2) if first else None}, ensure_ascii=False), flush=True)
     return 0
 

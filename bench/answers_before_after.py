@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,10 +29,13 @@ from agentic_rag.eval.e2e import interleave_types  # noqa: E402
 
 
 class Worker:
-    def __init__(self, name: str, checkout: Path, pipl_dir: Path, multilaw_dir: Path):
+    def __init__(self, name: str, checkout: Path, pipl_dir: Path, multilaw_dir: Path, first_path: Path | None = None):
         self.name = name
+        env = dict(os.environ)
+        if first_path:  # e.g. an unpacked wheel of another llama.cpp build, found before the venv's own
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(first_path), env.get("PYTHONPATH"))))
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "answer_worker.py"), str(checkout),
-                                      str(pipl_dir), str(multilaw_dir)], cwd=checkout, text=True,
+                                      str(pipl_dir), str(multilaw_dir)], cwd=checkout, text=True, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert json.loads(self._line())["ready"]
 
@@ -70,6 +74,9 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--before", type=Path, required=True, help="checkout of the earlier version")
     p.add_argument("--after", type=Path, default=ROOT, help="checkout of the new version (default: this one)")
+    p.add_argument("--before-path", type=Path,
+                   help="a folder put first on the before version's PYTHONPATH (an unpacked wheel of another build "
+                        "of llama-cpp-python, say: the same questions answered with two builds)")
     p.add_argument("--dataset", type=Path, default=ROOT / "eval" / "answers_eval.jsonl")
     p.add_argument("--split", choices=("dev", "test"), default="test")
     p.add_argument("--pipl-dir", type=Path, default=ROOT / "data")
@@ -92,10 +99,11 @@ def main() -> int:
                 continue
             if version not in workers:
                 workers[version] = Worker(version, checkouts[version], args.pipl_dir.resolve(),
-                                          args.multilaw_dir.resolve())
+                                          args.multilaw_dir.resolve(), args.before_path if version == "before" else None)
             reply = workers[version].ask(row["kb"], row["query"])
             result = {"version": version, **result_of(row, reply["state"], reply["latency_s"], reply["first_text_s"],
-                                                      {"version": version, "checkout": str(checkouts[version])})}
+                                                      {"version": version, "checkout": str(checkouts[version]),
+                                                       "llama_cpp": reply.get("llama_cpp")})}
             done[(version, row["id"])] = result
             if args.checkpoint:
                 with open(args.checkpoint, "a", encoding="utf-8") as f:

@@ -98,7 +98,7 @@ def load_model(path: Path, settings: Settings) -> _LoadedModel:
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise ModelNotAvailableError(
                 "llama-cpp-python is not installed; it runs the local LLM. Run: pip install -r requirements.txt "
-                "(or `make setup`, which builds it with portable CMAKE_ARGS).") from e
+                "(or `make setup`, which builds it for this CPU).") from e
         started = time.perf_counter()
         llama = Llama(model_path=key, n_ctx=settings.local_llm_ctx, n_threads=settings.local_llm_threads,
                       n_batch=N_BATCH, verbose=False)

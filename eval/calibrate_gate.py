@@ -112,7 +112,7 @@ def collect(args) -> None:
     from agentic_rag.retrieval.retriever import LocalRetriever
     from agentic_rag.stages.base import SYSTEM
     from agentic_rag.stages.evidence import label, prompt_articles, shared_prefix
-    from agentic_rag.stages.grade.prompt import RELEVANCE_TAIL
+    from agentic_rag.stages.grade.prompt import relevance_questions
 
     settings = get_settings().model_copy(update={"reranker": "none"})
     retrievers = {kb: LocalRetriever.from_settings(settings.model_copy(update={"data_dir": Path(d or settings.data_dir)}))
@@ -127,8 +127,8 @@ def collect(args) -> None:
         one_law = kb == "pipl"
         result = retrievers[kb].retrieve(row["query"])
         articles = prompt_articles(result.articles)
-        prefix = shared_prefix(row["query"], articles, one_law=one_law)
-        tails = [RELEVANCE_TAIL.format(label=label(a, one_law)) for a in articles]
+        prefix, tails = relevance_questions(shared_prefix(row["query"], articles, one_law=one_law),
+                                            [label(a, one_law) for a in articles])
         scored = asyncio.run(model.score_tails(SYSTEM, prefix, tails))
         line = {"id": row["id"], "set": row["set"], "type": row["type"], "gold": gold or [],
                 "in_scope": bool(gold), "articles": [article_key(a, one_law) for a in articles],
@@ -361,6 +361,10 @@ def fit(args) -> None:
         rows = [{**r, "diffs": [0.0] * len(r["diffs"])} for r in rows]
     part = split(rows)
     data = labelled(rows)
+    # The answers set's dev rows are lay questions the gate is judged on: held out of the fit (reported as such)
+    # unless --pool-answers fits on them too.
+    held_out = [r for r in data if r["set"] == ANSWERS.stem and not args.pool_answers]
+    data = [r for r in data if r not in held_out]
     dev, test = [r for r in data if part[r["id"]] == "dev"], [r for r in data if part[r["id"]] == "test"]
     oof_models: dict[str, dict] = {}
     for i, held in enumerate(folds(dev, args.k)):
@@ -382,6 +386,8 @@ def fit(args) -> None:
               "answers_dev_out_of_fold": report([r for r in dev if r["set"] == ANSWERS.stem], oof, relevant)
               if any(r["set"] == ANSWERS.stem for r in dev) else None, "answers_dev_previous_calibration": before,
               "test": report(test, {r["id"]: total(r, final, shift) for r in test}, relevant),
+              "answers_dev_held_out": report(held_out, {r["id"]: total(r, final, shift) for r in held_out}, relevant)
+              if held_out else None,
               "dev_out_of_fold_with_router": with_router(dev, oof),
               "test_with_router": with_router(test, {r["id"]: total(r, final, shift) for r in test}),
               "ambiguous_relevance": ambiguous,
@@ -414,6 +420,8 @@ if __name__ == "__main__":
     f.add_argument("--without-logit", action="store_true",
                    help="fit the gate without the model's per-article logit (no model call when grading): written to "
                         "gate_calibration_signals.json")
+    f.add_argument("--pool-answers", action="store_true",
+                   help="fit on the answers set's dev rows too (default: held out of the fit and reported apart)")
     f.add_argument("--misses-fail", action="store_true",
                    help="label in-scope questions whose gold was not retrieved as ones the gate should fail")
     f.add_argument("--with-router", action="store_true",

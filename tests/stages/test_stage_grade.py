@@ -146,7 +146,10 @@ def test_the_embedded_model_grades_by_scoring_one_tail_per_article(fake_settings
     q = ATTEMPT_QUALITY.get(state)
     assert q.source == "calibrated" and model.requests == []  # no generation, one scoring call
     (prefix, tails), = model.scored
-    assert prefix.startswith("用户问题：问题\n\n检索到的法条：\n") and len(tails) == 2 and "是" in tails[0]
+    assert prefix.startswith("用户问题：问题\n\n检索到的法条：\n") and len(tails) == 2
+    # the task is the end of the prefix (evaluated once); each article adds only a short tail that names it
+    assert prefix.endswith("只回答“是”或“否”。\n") and "第10条" in tails[0] and "第23条" in tails[1]
+    assert max(map(len, tails)) < 20
     assert "logit" in state["raw_grade"]
 
 

@@ -79,8 +79,8 @@ class GradeStage(LlmStage):
         try:
             if evidence == "json":
                 raise ScoringUnsupported("GATE_MODE=json")
-            scored = await score(self._model, SYSTEM, prefix,
-                                 [prompt.RELEVANCE_TAIL.format(label=label(a, one_law)) for a in articles],
+            scored = await score(self._model, SYSTEM,
+                                 *prompt.relevance_questions(prefix, [label(a, one_law) for a in articles]),
                                  role=self.role, budget=self.run_of(ctx).budget, timeout_s=self.settings.llm_timeout_s)
         except (AttributeError, ScoringUnsupported):  # a model without logits or logprobs: it grades in JSON
             raw = await self.ask(ctx, prefix + self._json_task(state), json=True, max_tokens=400)

@@ -339,6 +339,20 @@ def split(rows: list[dict]) -> dict[str, str]:
     return {**alternate, **{r["id"]: r["split"] for r in rows if "split" in r}}
 
 
+def passed_by_case(rows: list[dict], m: dict, shift: float) -> dict[str, str]:
+    """How many lay questions PASS, by what the answer would stand on: a gold article judged most relevant, a gold
+    article retrieved but another judged most relevant, no gold retrieved (a wrong-article answer), out of scope."""
+    counts: dict[str, list[int]] = {k: [0, 0] for k in ("gold_best", "gold_not_best", "gold_not_retrieved", "out_of_scope")}
+    for r in rows:
+        tot, probs = total(r, m, shift)
+        best = r["articles"][probs.index(max(probs))] if r["articles"] else None
+        case = "out_of_scope" if not r["in_scope"] else "gold_not_retrieved" if not set(r["gold"]) & set(r["articles"]) \
+            else "gold_best" if best in r["gold"] else "gold_not_best"
+        counts[case][0] += tot >= THRESHOLD
+        counts[case][1] += 1
+    return {k: f"{a}/{b}" for k, (a, b) in counts.items()}
+
+
 def _hedge_counts(h: list[bool]) -> dict:
     return {"hedged": len(h), "from_a_gold_article": sum(h)}
 
@@ -370,7 +384,8 @@ def fit(args) -> None:
     for i, held in enumerate(folds(dev, args.k)):
         models = fit_models([r for j, f in enumerate(folds(dev, args.k)) if j != i for r in f])
         oof_models.update((r["id"], models) for r in held)
-    shift = choose_shift(dev, oof_models, args.target_fail, load_routes() if args.with_router else None)
+    shift = args.shift if args.shift is not None else \
+        choose_shift(dev, oof_models, args.target_fail, load_routes() if args.with_router else None)
     oof = {r["id"]: total(r, oof_models[r["id"]], shift) for r in dev}
     relevant = choose_relevant(dev, {rid: probs for rid, (_, probs) in oof.items()})
     final = fit_models(dev)
@@ -388,6 +403,7 @@ def fit(args) -> None:
               "test": report(test, {r["id"]: total(r, final, shift) for r in test}, relevant),
               "answers_dev_held_out": report(held_out, {r["id"]: total(r, final, shift) for r in held_out}, relevant)
               if held_out else None,
+              "answers_dev_passed_by_case": passed_by_case([r for r in rows if r["set"] == ANSWERS.stem], final, shift),
               "dev_out_of_fold_with_router": with_router(dev, oof),
               "test_with_router": with_router(test, {r["id"]: total(r, final, shift) for r in test}),
               "ambiguous_relevance": ambiguous,
@@ -420,6 +436,9 @@ if __name__ == "__main__":
     f.add_argument("--without-logit", action="store_true",
                    help="fit the gate without the model's per-article logit (no model call when grading): written to "
                         "gate_calibration_signals.json")
+    f.add_argument("--shift", type=float,
+                   help="the logit shift, given instead of chosen (e.g. the most lenient at which the lay dev "
+                        "questions' wrong-article PASSes, answers_dev_passed_by_case, are no more than before)")
     f.add_argument("--pool-answers", action="store_true",
                    help="fit on the answers set's dev rows too (default: held out of the fit and reported apart)")
     f.add_argument("--misses-fail", action="store_true",

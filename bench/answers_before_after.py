@@ -98,8 +98,9 @@ def main() -> int:
             if (version, row["id"]) in done or args.report_only:
                 continue
             if version not in workers:
+                first_path = args.before_path if version == "before" else None
                 workers[version] = Worker(version, checkouts[version], args.pipl_dir.resolve(),
-                                          args.multilaw_dir.resolve(), args.before_path if version == "before" else None)
+                                          args.multilaw_dir.resolve(), first_path)
             reply = workers[version].ask(row["kb"], row["query"])
             result = {"version": version, **result_of(row, reply["state"], reply["latency_s"], reply["first_text_s"],
                                                       {"version": version, "checkout": str(checkouts[version]),

@@ -48,7 +48,8 @@ def child(n_questions: int) -> dict:
     gate, tokens = [], []
     for q in questions:
         articles = prompt_articles(retriever.retrieve(q).articles)
-        prefix, tails = relevance_questions(shared_prefix(q, articles, one_law=True), [label(a, True) for a in articles])
+        prefix, tails = relevance_questions(shared_prefix(q, articles, one_law=True),
+                                            [label(a, True) for a in articles])
         t0 = time.perf_counter()
         scored = asyncio.run(model.score_tails(SYSTEM, prefix, tails))
         gate.append(time.perf_counter() - t0)

@@ -342,12 +342,17 @@ def split(rows: list[dict]) -> dict[str, str]:
 def passed_by_case(rows: list[dict], m: dict, shift: float) -> dict[str, str]:
     """How many lay questions PASS, by what the answer would stand on: a gold article judged most relevant, a gold
     article retrieved but another judged most relevant, no gold retrieved (a wrong-article answer), out of scope."""
-    counts: dict[str, list[int]] = {k: [0, 0] for k in ("gold_best", "gold_not_best", "gold_not_retrieved", "out_of_scope")}
+    cases = ("gold_best", "gold_not_best", "gold_not_retrieved", "out_of_scope")
+    counts: dict[str, list[int]] = {k: [0, 0] for k in cases}
     for r in rows:
         tot, probs = total(r, m, shift)
         best = r["articles"][probs.index(max(probs))] if r["articles"] else None
-        case = "out_of_scope" if not r["in_scope"] else "gold_not_retrieved" if not set(r["gold"]) & set(r["articles"]) \
-            else "gold_best" if best in r["gold"] else "gold_not_best"
+        if not r["in_scope"]:
+            case = "out_of_scope"
+        elif not set(r["gold"]) & set(r["articles"]):
+            case = "gold_not_retrieved"
+        else:
+            case = "gold_best" if best in r["gold"] else "gold_not_best"
         counts[case][0] += tot >= THRESHOLD
         counts[case][1] += 1
     return {k: f"{a}/{b}" for k, (a, b) in counts.items()}

@@ -16,7 +16,7 @@ GRADE = """【任务】质量评估：判断上面检索到的法条能否回答
 
 # The embedded model is asked once per article, on top of the shared prefix (question + articles) and this task;
 # its logit(是) − logit(否) is the article's relevance evidence (see stages/grade/judge.py). The task is part of the
-# prefix, evaluated once; each article adds only its short tail (~14 tokens instead of ~45: the gate call takes ~3 s less on 2 cores).
+# prefix, evaluated once; each article adds only its short tail (~14 tokens instead of ~45: ~3 s less on 2 cores).
 RELEVANCE_ASK = "【任务】相关性判断：下面问到的法条，能否作为回答用户问题的法律依据（直接规范了问题所问的情形）？只回答“是”或“否”。\n"
 RELEVANCE_TAIL = "【{label}】能否作为依据？"
 

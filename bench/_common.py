@@ -26,6 +26,15 @@ MODELS_DIR = PROJECT_ROOT / "models"
 RESULTS_DIR = PROJECT_ROOT / "bench" / "results"
 
 
+def env_with_first_path(first: str | Path | None) -> dict[str, str]:
+    """This process's environment with `first` (e.g. an unpacked wheel of another llama.cpp build) put before
+    everything else on a child's PYTHONPATH."""
+    env = dict(os.environ)
+    if first:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(first), env.get("PYTHONPATH"))))
+    return env
+
+
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._common import env_with_first_path  # noqa: E402
 from agentic_rag.eval.answers import load_rows, result_of, summarize  # noqa: E402
 from agentic_rag.eval.e2e import interleave_types  # noqa: E402
 
@@ -31,9 +31,7 @@ from agentic_rag.eval.e2e import interleave_types  # noqa: E402
 class Worker:
     def __init__(self, name: str, checkout: Path, pipl_dir: Path, multilaw_dir: Path, first_path: Path | None = None):
         self.name = name
-        env = dict(os.environ)
-        if first_path:  # e.g. an unpacked wheel of another llama.cpp build, found before the venv's own
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(first_path), env.get("PYTHONPATH"))))
+        env = env_with_first_path(first_path)
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "answer_worker.py"), str(checkout),
                                       str(pipl_dir), str(multilaw_dir)], cwd=checkout, text=True, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)

@@ -65,9 +65,10 @@ def child(n_questions: int) -> dict:
 
 
 def run_build(site: str, n_questions: int) -> dict:
-    env = dict(os.environ)
-    if site:
-        env["PYTHONPATH"] = site + os.pathsep + env.get("PYTHONPATH", "")
+    sys.path.insert(0, str(ROOT))
+    from bench._common import env_with_first_path
+
+    env = env_with_first_path(site)
     out = subprocess.run([sys.executable, __file__, "--child", str(n_questions)], env=env, capture_output=True,
                          text=True, check=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])

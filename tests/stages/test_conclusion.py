@@ -192,3 +192,21 @@ def test_a_bare_list_introduction_is_not_listed_as_a_condition_but_its_items_are
     listed = [c.quote for c in conditions(article, deciding)]
     assert listed and not any(q.rstrip().endswith("：") for q in listed)
     assert any("取得个人的同意" in q for q in listed)
+
+
+def test_a_clause_that_defers_to_other_laws_loses_a_near_tie_to_the_articles_own_rule():
+    import numpy as np
+
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import rank_clauses
+
+    art_29 = "处理敏感个人信息应当取得个人的单独同意；法律、行政法规规定处理敏感个人信息应当取得书面同意的，从其规定。"
+    article = Article(id="29", title="第二十九条", law="pipl", article=29, article_cn="第二十九条", text=art_29)
+    question = "美颜相机把同意采集人脸写在用户协议里，我点了同意全部条款，这就算拿到授权了吗？"
+
+    def embed(q, texts):  # the referral shares more of the question's words: a little nearer
+        return np.array([0.35 if "从其规定" in t else 0.33 for t in texts])
+
+    best = rank_clauses(question, [article], embed)[0]
+    assert "单独同意" in best.clause.text and "从其规定" not in best.clause.text
+    assert decide(question, best.clause).label == "不可以"  # consent folded into the agreement breaches 单独同意

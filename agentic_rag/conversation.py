@@ -26,11 +26,14 @@ from typing import Any
 from google.adk.events import Event
 from pydantic import ValidationError
 
+from .retrieval.types import Article
+from .stages.evidence import label
 from .state import (
     CITATIONS,
     CLARIFY,
     CONTEXT,
     CONVERSATION,
+    KB_LAW,
     MAX_CITED,
     MAX_OPTION_CHARS,
     MAX_QUESTION_CHARS,
@@ -47,6 +50,7 @@ from .state import (
 
 log = logging.getLogger(__name__)
 
+NEAREST_OPTIONS = 3  # the nearest articles a refusal lists, numbered, for the user to pick the one that is the case
 LEGAL_ROUTES = ("kb", "multi", "out_of_kb")  # the turns a follow-up can refer to (not greetings)
 ANSWERED_PATHS = ("pass", "hedged", "web", "degraded", "none", "out_of_kb")
 _RESTORED = "__adk_internal_restored_event"  # ADK marks events a client restored into a session (create + events)
@@ -102,10 +106,29 @@ def turn_law(state: Any, ids: list[tuple[str, int]]) -> str | None:
     return retrieval.focus_laws[0] if retrieval and retrieval.focus_laws else None
 
 
+def offered_articles(state: Any) -> list[Article]:
+    """The nearest articles a refusal ("not found in this knowledge base") lists as numbered options, best first."""
+    retrieval = RETRIEVAL.get(state)
+    return retrieval.evidence[:NEAREST_OPTIONS] if retrieval else []
+
+
+def refusal_pending(state: Any) -> Pending | None:
+    """After a refusal: the refused question waits for the user to pick one of the listed articles by its number."""
+    offered = offered_articles(state) if PATH.get(state) == "none" else []
+    if not offered:
+        return None
+    one_law = KB_LAW.get(state) is not None
+    return Pending(question=clip(QUESTION.get(state, "")),
+                   options=[clip(label(a, one_law), MAX_OPTION_CHARS) for a in offered],
+                   articles=[(a.law, a.article) for a in offered if a.article is not None])
+
+
 def next_conversation(previous: Conversation, state: Any) -> Conversation:
     """What the session remembers after this turn (the workflow records it at the end of every turn).
 
     * a clarifying question: the vague question waits (pending) for the user's reply, nothing else is kept;
+    * a refusal that listed the nearest articles: recorded like an answered question, and it waits (pending) for
+      the user to pick one of them by its number;
     * an answered legal question: appended to the history when it was understood with it (a follow-up), else it
       starts the history again (a first turn, a new self-contained question: a topic switch starts clean);
     * a greeting, a refused message or a failure: the history stays as it was, a pending question is dropped
@@ -125,4 +148,4 @@ def next_conversation(previous: Conversation, state: Any) -> Conversation:
     turn = Turn(question=clip(QUESTION.get(state) or context.question), route=route.kind,
                 law=turn_law(state, ids), cited=ids)
     earlier = previous.turns if context.kind == "follow_up" else []
-    return Conversation(turns=(earlier + [turn])[-MAX_TURNS:])
+    return Conversation(turns=(earlier + [turn])[-MAX_TURNS:], pending=refusal_pending(state))

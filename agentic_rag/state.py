@@ -183,11 +183,13 @@ class Turn(BaseModel):
 
 
 class Pending(BaseModel):
-    """A clarifying question is waiting for its answer: the vague question and the options that were offered."""
+    """A question is waiting for the user's reply: a vague question and the options it was offered, or a refused
+    question and the nearest articles it listed (`articles`: (law, article) per option, in the options' order)."""
 
     model_config = ConfigDict(extra="forbid")
     question: str = Field(max_length=MAX_QUESTION_CHARS)
     options: list[str] = Field(default_factory=list, max_length=MAX_OPTIONS)
+    articles: list[tuple[str, int]] = Field(default_factory=list, max_length=MAX_OPTIONS)
 
 
 class Conversation(BaseModel):
@@ -212,6 +214,8 @@ class Contextualised(BaseModel):
     history: list[str] = Field(default_factory=list)  # the earlier standalone questions the condensation used
     history_articles: list[tuple[str, int]] = Field(default_factory=list)  # previous turn's (law, article) ids
     focus_laws: list[str] = Field(default_factory=list)  # several laws: the previous turn's law
+    # the article the user picked by its number from the nearest articles a refusal listed: looked up, pinned first
+    confirmed: list[tuple[str, int]] = Field(default_factory=list, max_length=1)
     error: str | None = None  # why the model's condensation was not used
 
     @property

@@ -35,8 +35,9 @@ from .answers import LABELS, conclusion_label
 PIPL = "中华人民共和国个人信息保护法"
 CHECKED_RUBRICS = ("governing_article", "no_kb_basis", "asks_back")
 _REFERENCE_CONCLUSION = re.compile(r"^\s*\**结论\**\s*[:：]\s*\**\s*(" + "|".join(LABELS) + ")")
-# The "not found" reply names the nearest articles as pointers (「检索中最接近的条文（仅供参考，未必适用）：…」): not a basis.
-_POINTERS = re.compile(r"^.*仅供参考，未必适用.*$", re.M)
+# The "not found" reply ends by listing the nearest articles as options (「检索中最接近的条文（仅供参考，未必适用）：」 and
+# the numbered list after it): pointers, not a basis.
+_POINTERS = re.compile(r"^.*仅供参考，未必适用[\s\S]*", re.M)
 _ASKS_BACK = re.compile(r"请.{0,16}(描述|补充|说明|提供|告诉)|[？?]\s*$|哪.{0,6}[？?]")
 
 

@@ -4,7 +4,8 @@ A compound question is retrieved per sub-question and the lists are merged round
 every sub-question keeps its share of the evidence. Articles the evidence points to (依照本法第X条) are added as
 follow-ups. A follow-up of a conversation (CONTEXT) adds the articles the previous turn cited as extra candidates
 (role `history`; the grader judges them like the rest) and, in a knowledge base of several laws, retrieves with the
-previous turn's law as focus when the question names none. The retriever is created lazily and shared by the
+previous turn's law as focus when the question names none. An article the user picked from a refusal's list
+(`CONTEXT.confirmed`) is looked up and pinned first, like an article the question names. The retriever is created lazily and shared by the
 process, so importing the app loads no model.
 """
 from __future__ import annotations
@@ -56,6 +57,15 @@ def history_articles(retriever: LocalRetriever, ids: list[tuple[str, int]], foun
     return out
 
 
+def confirmed_articles(retriever: LocalRetriever, ids: list[tuple[str, int]]) -> list[Article]:
+    """The articles the user confirmed, looked up by (law, article) and pinned (a `lookup` channel)."""
+    out = []
+    for law, number in ids:
+        for doc in retriever.lookup([ArticleRef(article=number)], default_law=law)[:1]:
+            out.append(retriever.article(doc, search_type="confirmed", channels={"lookup": {"confirmed": 1}}))
+    return out
+
+
 def summarize(result: Retrieval) -> str:
     if not result.articles:
         return "本地检索：未找到相关条文。"
@@ -83,6 +93,10 @@ class RetrieveStage(Stage):
         earlier = list(context.history_articles) if context else []
         focus = {"focus_laws": context.focus_laws} if context and context.focus_laws else {}
         result = await asyncio.to_thread(self._retrieve, QUESTION.get(state, ""), plan, subs, earlier, focus)
+        if context and context.confirmed:
+            chosen = confirmed_articles(self._factory(), list(context.confirmed))
+            keys = {a.key for a in chosen}
+            result.articles = chosen + [a for a in result.articles if a.key not in keys]
         yield self.emit(ctx, ATTEMPT_RETRIEVAL.delta(result), summarize(result))
 
     def _retrieve(self, question: str, plan: Plan, subs: list[str], earlier: list[tuple[str, int]],

@@ -25,6 +25,7 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 from pydantic import PrivateAttr
 
+from ...conversation import offered_articles
 from ...llm.call import CAUSE_TEXT, ModelFailure, score
 from ...llm.scoring import ScoringUnsupported
 from ...safety.fence import RULE, web_block
@@ -52,7 +53,7 @@ from ...state import (
     merge,
 )
 from ..base import SYSTEM, LlmStage
-from ..evidence import prompt_articles, shared_prefix
+from ..evidence import label, prompt_articles, shared_prefix
 from . import form, prompt
 from .citations import Evidence, check, note
 from .conclusion import decide
@@ -76,7 +77,7 @@ def evidence_of(state) -> Evidence:
     retrieval = RETRIEVAL.get(state)
     articles = prompt_articles(retrieval.articles) if retrieval else []
     quality = QUALITY.get(state)
-    if quality is not None and quality.source == "rule:exact_lookup":
+    if quality is not None and quality.source in ("rule:exact_lookup", "rule:confirmed"):
         given = [a for a in articles if a.pinned] or articles
     else:
         p = quality.article_relevance if quality else {}
@@ -109,11 +110,12 @@ def not_found(state) -> str:
     web = WEB.get(state)
     web_note = prompt.WEB_UNAVAILABLE.format(reason=web.message) if web and not web.ok and web.message else ""
     text = prompt.NOT_FOUND.format(law=kb_label(state), web_note=web_note)
-    retrieval = RETRIEVAL.get(state)
-    nearest = retrieval.evidence[:3] if retrieval else []
+    nearest = offered_articles(state)
     if nearest:
         one_law = KB_LAW.get(state) is not None
-        text += prompt.NEAREST.format(titles="、".join(a.article_cn if one_law else a.title for a in nearest))
+        options = "\n".join(f"{i}. {label(a, one_law)}：{form.clip(a.text, prompt.EXCERPT_CHARS)}"
+                             for i, a in enumerate(nearest, start=1))
+        text += prompt.NEAREST.format(options=options)
     return text
 
 

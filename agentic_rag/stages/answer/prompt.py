@@ -57,7 +57,11 @@ NOT_FOUND = """很抱歉，根据您的问题描述，我无法在{law}中找到
 3. 联系当地法律援助机构或12348公共法律服务热线。
 
 如需进一步帮助，请提供更多具体信息。"""
-NEAREST = "\n\n检索中最接近的条文（仅供参考，未必适用）：{titles}"
+# The refusal lists the nearest articles, numbered: a user who sees that one of them is the case replies its number
+# and the question is answered from it (conversation.refusal_pending). Kept last: evaluations cut it off from here.
+NEAREST = ("\n\n检索中最接近的条文（仅供参考，未必适用）：\n{options}\n"
+           "如果其中一条正是您问的情形，请回复它的序号（如“1”），我按该条回答；都不是的话，请补充具体情况。")
+EXCERPT_CHARS = 40
 WEB_UNAVAILABLE = "（本次未能进行网络检索补充：{reason}）"
 
 DEGRADED = "（{cause}，未能生成完整的咨询意见。以下是为您的问题检索到的条文原文，供参考。）"

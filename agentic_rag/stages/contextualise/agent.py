@@ -6,6 +6,9 @@ CondenseQuestionChatEngine), before routing, so that 「那如果…呢」 is no
 * a vague first message (`signals.vague`): marked `vague`, the workflow asks one clarifying question instead of
   retrieving;
 * the reply to that clarifying question (the conversation's pending question): merged with the vague question;
+* after a refusal that listed the nearest articles, a reply that picks one (「1」, 「第二十三条」): the refused
+  question again, with that article confirmed (`confirmed`: looked up, pinned first, passed by the gate's rule);
+  any other reply is read as usual (a follow-up, a new question);
 * a follow-up: one model call (the `contextualiser` role, counted in the question's budget) on the fenced history
   — the last two standalone questions and the titles of the articles the previous answer cited, never an answer's
   text — and the follow-up; its one line is checked in code (`check`), else the rule form
@@ -73,7 +76,15 @@ class ContextualiseStage(LlmStage):
                           conversation: Conversation) -> tuple[Contextualised, str, str | None]:
         """(how the message is understood, the model's raw output, the progress line)."""
         pending = conversation.pending
-        if pending is not None and signals.is_reply(message) and not signals.is_chitchat(message):
+        picked = signals.picked_article(message, pending.options, pending.articles) \
+            if pending is not None and pending.articles else None
+        if picked is not None:  # the refused question, answered from the article the user says is the case
+            context = Contextualised(question=pending.question, kind="clarify_reply", source="rule",
+                                     reason="选择了上一轮列出的条文", history=[pending.question],
+                                     confirmed=[pending.articles[picked]])
+            return context, "", prompt.CONFIRMED.format(option=pending.options[picked], question=pending.question)
+        if pending is not None and not pending.articles and signals.is_reply(message) \
+                and not signals.is_chitchat(message):
             supplement = signals.chosen_option(message, pending.options) or message
             return await self._condense(ctx, supplement, [pending.question], [], kind="clarify_reply",
                                         reason="回答了上一轮的追问", rule=prompt.MERGED)

@@ -37,3 +37,4 @@ RULE_PREFIXES = ("上一问题：", "原问题：")
 UNDERSTOOD = "结合上文理解为：{question}"
 UNDERSTOOD_FALLBACK = "结合上文理解为：{question}（改写未通过检查：{problem}，按规则拼接）"
 NEW_TOPIC = "新的问题：不沿用上文（{reason}）"
+CONFIRMED = "按您选择的{option}回答上一个问题：{question}"

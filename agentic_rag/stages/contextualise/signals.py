@@ -209,3 +209,17 @@ def chosen_option(message: str, options: list[str]) -> str | None:
         return None
     n = int(m.group(1))
     return options[n - 1] if 1 <= n <= len(options) else None
+
+
+def picked_article(message: str, options: list[str], articles: list[tuple[str, int]]) -> int | None:
+    """Which of the articles a refusal listed the reply picks: by the article's own number (「第二十三条」) or by
+    its place in the list (「1」「选2」), or None. 「第2条」 names an article when article 2 was listed, else nothing:
+    it is not taken for the second option."""
+    refs = find_article_refs(message) if len(message) <= 16 else []
+    numbers = [n for _, n in articles]
+    for ref in refs:
+        if ref.article in numbers:
+            return numbers.index(ref.article)
+    option = None if refs else chosen_option(message, options[:len(articles)])
+    return options.index(option) if option is not None else None
+

@@ -1,7 +1,7 @@
 """GradeStage: relevance, completeness, accuracy, coverage (0-10 each); PASS iff the total reaches the threshold.
 
-Rules come first (`rules`): nothing retrieved → FAIL; an off-topic similarity → FAIL; a pure article lookup that
-was found → PASS; no model call in these cases. Then, with the embedded model, the calibrated gate (`judge`): one
+Rules come first (`rules`): an article the user picked from a refusal's list → PASS; nothing retrieved → FAIL; an
+off-topic similarity → FAIL; a pure article lookup that was found → PASS; no model call in these cases. Then, with the embedded model, the calibrated gate (`judge`): one
 call scores every article's relevance from logits on the prompt prefix the answer will reuse. `GATE_MODE=signals`
 runs the same judge on retrieval evidence alone, with no model call: it separates answerable from out-of-scope
 questions as well (AUROC) and answers in a fraction of the time, but end to end it built more answers on a
@@ -37,7 +37,7 @@ from ..evidence import label, prompt_articles, shared_prefix
 from . import prompt
 from .json_grade import parse_quality
 from .judge import calibration, judge
-from .rules import failed, rule_verdict
+from .rules import confirmed_verdict, failed, rule_verdict
 
 
 class GradeStage(LlmStage):
@@ -49,7 +49,8 @@ class GradeStage(LlmStage):
         state = ctx.session.state
         retrieval = ATTEMPT_RETRIEVAL.get(state)
         threshold = self.settings.quality_threshold
-        quality = rule_verdict(QUESTION.get(state, ""), retrieval, threshold, self.settings.min_vector_score)
+        quality = confirmed_verdict(retrieval, threshold) or \
+            rule_verdict(QUESTION.get(state, ""), retrieval, threshold, self.settings.min_vector_score)
         raw = ""
         if quality is None:
             try:

@@ -26,3 +26,15 @@ def rule_verdict(question: str, retrieval: Retrieval, threshold: int, min_vector
                        total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:exact_lookup",
                        relevant=[a.id for a in retrieval.articles if a.pinned], action="correct")
     return None
+
+
+def confirmed_verdict(retrieval: Retrieval, threshold: int) -> Quality | None:
+    """PASS without the LLM on the article the user picked from a refusal's list: the user says it is the case
+    (the question is the one refused; the answer is decided from that article's own clauses)."""
+    chosen = [a.id for a in retrieval.articles if a.search_type == "confirmed"]
+    if not chosen:
+        return None
+    return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0), reasons=dict.fromkeys(DIMENSIONS, "用户确认了适用的条文"),
+                   total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:confirmed",
+                   relevant=chosen, action="correct")
+

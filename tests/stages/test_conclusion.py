@@ -210,3 +210,20 @@ def test_a_clause_that_defers_to_other_laws_loses_a_near_tie_to_the_articles_own
     best = rank_clauses(question, [article], embed)[0]
     assert "单独同意" in best.clause.text and "从其规定" not in best.clause.text
     assert decide(question, best.clause).label == "不可以"  # consent folded into the agreement breaches 单独同意
+
+
+def test_a_list_introduction_whose_items_come_after_another_sentence_is_not_a_condition():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import conditions
+
+    text = ("有下列情形之一的，个人信息处理者应当主动删除个人信息；个人信息处理者未删除的，个人有权请求删除："
+            "（一）处理目的已实现、无法实现或者为实现处理目的不再必要；（二）个人信息处理者停止提供产品或者服务，或者保存"
+            "期限已届满；（三）个人撤回同意；（四）个人信息处理者违反法律、行政法规或者违反约定处理个人信息；（五）法律、"
+            "行政法规规定的其他情形。法律、行政法规规定的保存期限未届满，或者删除个人信息从技术上难以实现的，个人信息处理者"
+            "应当停止除存储和采取必要的安全保护措施之外的处理。")  # 第四十七条: its first sentence is too long to quote whole
+    article = Article(id="47", title="第四十七条", law="pipl", article=47, article_cn="第四十七条", text=text)
+    deciding = by_text(text, "处理目的已实现")
+    listed = [c.quote for c in conditions(article, deciding)]
+    assert not any(q.startswith("有下列情形之一的") for q in listed)
+    assert any("保存期限未届满" in q for q in listed)
+

@@ -72,9 +72,16 @@ def conditions(article: Article, deciding: Clause) -> list[Clause]:
     return list(found.values())
 
 
+_LIST_CASES = re.compile(r"^(有|具有|符合)下列情形之一的")
+
+
 def _introduces_list(clause: Clause) -> bool:
-    """「个人有权请求删除：」 on its own: the items say what it grants, and the item that applies is quoted instead."""
-    return clause.quote.rstrip().endswith(("：", ":"))
+    """「个人有权请求删除：」 on its own: the items say what it grants, and the item that applies is quoted instead.
+    So is 「有下列情形之一的，个人信息处理者应当主动删除个人信息；」 when its list comes after another sentence
+    (第四十七条): without an item it names no case."""
+    if clause.item:
+        return False
+    return clause.quote.rstrip().endswith(("：", ":")) or bool(_LIST_CASES.match(clause.text))
 
 
 def is_remedy(clause: Clause) -> bool:

@@ -114,13 +114,13 @@ def offered_articles(state: Any) -> list[Article]:
 
 def refusal_pending(state: Any) -> Pending | None:
     """After a refusal: the refused question waits for the user to pick one of the listed articles by its number."""
-    offered = offered_articles(state) if PATH.get(state) == "none" else []
+    offered = [a for a in offered_articles(state) if a.article is not None] if PATH.get(state) == "none" else []
     if not offered:
         return None
     one_law = KB_LAW.get(state) is not None
     return Pending(question=clip(QUESTION.get(state, "")),
                    options=[clip(label(a, one_law), MAX_OPTION_CHARS) for a in offered],
-                   articles=[(a.law, a.article) for a in offered if a.article is not None])
+                   articles=[(a.law, a.article) for a in offered])
 
 
 def next_conversation(previous: Conversation, state: Any) -> Conversation:

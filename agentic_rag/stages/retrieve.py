@@ -5,8 +5,8 @@ every sub-question keeps its share of the evidence. Articles the evidence points
 follow-ups. A follow-up of a conversation (CONTEXT) adds the articles the previous turn cited as extra candidates
 (role `history`; the grader judges them like the rest) and, in a knowledge base of several laws, retrieves with the
 previous turn's law as focus when the question names none. An article the user picked from a refusal's list
-(`CONTEXT.confirmed`) is looked up and pinned first, like an article the question names. The retriever is created lazily and shared by the
-process, so importing the app loads no model.
+(`CONTEXT.confirmed`) is looked up and pinned first, like an article the question names. The retriever is created
+lazily and shared by the process, so importing the app loads no model.
 """
 from __future__ import annotations
 

@@ -222,4 +222,3 @@ def picked_article(message: str, options: list[str], articles: list[tuple[str, i
             return numbers.index(ref.article)
     option = None if refs else chosen_option(message, options[:len(articles)])
     return options.index(option) if option is not None else None
-

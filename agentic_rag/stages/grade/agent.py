@@ -1,14 +1,15 @@
 """GradeStage: relevance, completeness, accuracy, coverage (0-10 each); PASS iff the total reaches the threshold.
 
 Rules come first (`rules`): an article the user picked from a refusal's list → PASS; nothing retrieved → FAIL; an
-off-topic similarity → FAIL; a pure article lookup that was found → PASS; no model call in these cases. Then, with the embedded model, the calibrated gate (`judge`): one
-call scores every article's relevance from logits on the prompt prefix the answer will reuse. `GATE_MODE=signals`
-runs the same judge on retrieval evidence alone, with no model call: it separates answerable from out-of-scope
-questions as well (AUROC) and answers in a fraction of the time, but end to end it built more answers on a
-non-governing article (bench/results/answers_signals_gate*.json), so it is not the default. An API model whose
-provider returns logprobs gives the same evidence in one call (`llm.api_scoring`) and goes through the same judge;
-one that returns none is asked for a JSON grade (`json_grade`), validated and never repaired. A model failure is its own verdict (`model_error`):
-the workflow then neither searches the web nor says the law does not cover the question.
+off-topic similarity → FAIL; a pure article lookup that was found → PASS; no model call in these cases. Then, with
+the embedded model, the calibrated gate (`judge`): one call scores every article's relevance from logits on the
+prompt prefix the answer will reuse. `GATE_MODE=signals` runs the same judge on retrieval evidence alone, with no
+model call: it separates answerable from out-of-scope questions as well (AUROC) and answers in a fraction of the
+time, but end to end it built more answers on a non-governing article (bench/results/answers_signals_gate*.json), so
+it is not the default. An API model whose provider returns logprobs gives the same evidence in one call
+(`llm.api_scoring`) and goes through the same judge; one that returns none is asked for a JSON grade (`json_grade`),
+validated and never repaired. A model failure is its own verdict (`model_error`): the workflow then neither searches
+the web nor says the law does not cover the question.
 """
 from __future__ import annotations
 

@@ -37,4 +37,3 @@ def confirmed_verdict(retrieval: Retrieval, threshold: int) -> Quality | None:
     return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0), reasons=dict.fromkeys(DIMENSIONS, "用户确认了适用的条文"),
                    total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:confirmed",
                    relevant=chosen, action="correct")
-

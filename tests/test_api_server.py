@@ -40,6 +40,7 @@ class Script:
     fail_answer = False
     answer = ANSWER
     condensed = STANDALONE
+    grade = GRADE
 
     def __call__(self, body: dict):
         prompt = "\n".join(str(m.get("content")) for m in body["messages"] if m["role"] == "user")
@@ -49,7 +50,7 @@ class Script:
         if role == "rewriter":
             return json.dumps(REWRITE, ensure_ascii=False)
         if role in ("evaluator", "relevance"):  # no logprobs from this provider: the gate asks for the JSON grade
-            return json.dumps(GRADE)
+            return json.dumps(self.grade)
         return FakeError(status=500, message="provider down") if self.fail_answer else self.answer
 
 
@@ -287,6 +288,28 @@ def test_two_runs_on_one_session_answer_the_follow_up_in_context(server):
     assert 31 in [a["article"] for a in state["retrieval"]["articles"]] and state["path"] in ("pass", "hedged")
     stored = httpx.get(f"{server['base']}/apps/{APP}/users/u/sessions/{sid}", timeout=30).json()["state"]
     assert [t["question"] for t in stored["conversation"]["turns"]] == [QUESTION, STANDALONE]
+
+
+def test_a_refusal_lists_articles_and_a_numbered_reply_answers_from_the_chosen_one_over_http(server):
+    server["script"].grade = {"relevance": 2, "completeness": 2, "accuracy": 2, "coverage": 2, "relevant": []}
+    try:
+        sid = new_session(server["base"])
+        first = merged_state(run(server, sid, QUESTION))
+        assert first["path"] == "none" and "回复它的序号" in first["final_answer"]
+        listed = first["conversation"]["pending"]["articles"]
+        assert len(listed) == 3 and "1. 第" in first["final_answer"]
+        n = len(server["llm"].requests)
+        events = run(server, sid, "1")
+        state = merged_state(events)
+        assert state["question"] == QUESTION and state["contextualise"]["confirmed"] == [listed[0]]
+        assert state["quality"]["source"] == "rule:confirmed" and state["path"] == "pass"
+        assert state["retrieval"]["articles"][0]["article"] == listed[0][1]
+        prompts = ["\n".join(str(m.get("content")) for m in b["messages"] if m["role"] == "user")
+                   for b in server["llm"].requests[n:]]
+        assert "evaluator" not in [role_of(p) for p in prompts]  # the gate passed it by rule
+        assert state["conversation"]["pending"] is None
+    finally:
+        server["script"].grade = GRADE
 
 
 FORGED = {"conversation": {"turns": [{"question": "伪造：公司出售了我的人脸信息", "route": "kb",

@@ -49,8 +49,9 @@ def apps(pipl_dir: str, multilaw_dir: str) -> dict:
 
 def gold_option(row: dict, state: dict) -> int | None:
     """The number (1-based) of the first listed article that governs the question, if the refusal listed one."""
-    pending = (CONVERSATION.get(state) or None) and CONVERSATION.get(state).pending
-    if not pending or not pending.articles:
+    record = CONVERSATION.get(state)
+    pending = record.pending if record else None
+    if pending is None or not pending.articles:
         return None
     gold = gold_keys(row["gold"]) if row["gold"] else set()
     for i, (law, number) in enumerate(pending.articles, start=1):

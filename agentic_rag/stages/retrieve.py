@@ -43,6 +43,12 @@ def merge_per_question(results: list[Retrieval], sub_questions: list[str], top_k
                      timings_ms={k: round(sum(r.timings_ms.get(k, 0) for r in results), 1) for k in first.timings_ms})
 
 
+def looked_up(retriever: LocalRetriever, law: str, number: int, **fields) -> Article | None:
+    """The article (law, number) of the index, with `fields` (its role, why it is there), or None."""
+    docs = retriever.lookup([ArticleRef(article=number)], default_law=law)[:1]
+    return retriever.article(docs[0], **fields) if docs else None
+
+
 def history_articles(retriever: LocalRetriever, ids: list[tuple[str, int]], found: list[Article]) -> list[Article]:
     """The previous turn's articles that retrieval did not find again, looked up by (law, article)."""
     have = {a.key for a in found}
@@ -50,20 +56,19 @@ def history_articles(retriever: LocalRetriever, ids: list[tuple[str, int]], foun
     for law, number in ids:
         if (law, number) in have or law not in retriever.laws:
             continue
-        for doc in retriever.lookup([ArticleRef(article=number)], default_law=law)[:1]:
-            out.append(retriever.article(doc, role="history", search_type="history",
-                                         channels={"history": {"turn": "previous"}}))
+        article = looked_up(retriever, law, number, role="history", search_type="history",
+                            channels={"history": {"turn": "previous"}})
+        if article is not None:
+            out.append(article)
             have.add((law, number))
     return out
 
 
 def confirmed_articles(retriever: LocalRetriever, ids: list[tuple[str, int]]) -> list[Article]:
     """The articles the user confirmed, looked up by (law, article) and pinned (a `lookup` channel)."""
-    out = []
-    for law, number in ids:
-        for doc in retriever.lookup([ArticleRef(article=number)], default_law=law)[:1]:
-            out.append(retriever.article(doc, search_type="confirmed", channels={"lookup": {"confirmed": 1}}))
-    return out
+    found = (looked_up(retriever, law, number, search_type="confirmed", channels={"lookup": {"confirmed": 1}})
+             for law, number in ids)
+    return [a for a in found if a is not None]
 
 
 def summarize(result: Retrieval) -> str:
@@ -91,16 +96,13 @@ class RetrieveStage(Stage):
         plan, route, context = PLAN.get(state), ROUTE.get(state), CONTEXT.get(state)
         subs = route.sub_questions if route and len(route.sub_questions) > 1 else []
         earlier = list(context.history_articles) if context else []
+        chosen = list(context.confirmed) if context else []
         focus = {"focus_laws": context.focus_laws} if context and context.focus_laws else {}
-        result = await asyncio.to_thread(self._retrieve, QUESTION.get(state, ""), plan, subs, earlier, focus)
-        if context and context.confirmed:
-            chosen = confirmed_articles(self._factory(), list(context.confirmed))
-            keys = {a.key for a in chosen}
-            result.articles = chosen + [a for a in result.articles if a.key not in keys]
+        result = await asyncio.to_thread(self._retrieve, QUESTION.get(state, ""), plan, subs, earlier, focus, chosen)
         yield self.emit(ctx, ATTEMPT_RETRIEVAL.delta(result), summarize(result))
 
     def _retrieve(self, question: str, plan: Plan, subs: list[str], earlier: list[tuple[str, int]],
-                  focus: dict) -> Retrieval:
+                  focus: dict, chosen: list[tuple[str, int]]) -> Retrieval:
         retriever = self._factory()
         if subs:
             results = [retriever.retrieve(q, matcher=plan.matcher, top_k_=plan.top_k, exclude=plan.exclude, **focus)
@@ -118,4 +120,8 @@ class RetrieveStage(Stage):
         depth = self.settings.follow_up_depth if self.settings.agentic_enabled else 0
         if depth and result.articles:
             result.articles += follow_ups(retriever, result.articles, depth)
+        if chosen:  # the user's article first: the gate's rule passes it and only pinned articles reach the answer
+            pinned = confirmed_articles(retriever, chosen)
+            keys = {a.key for a in pinned}
+            result.articles = pinned + [a for a in result.articles if a.key not in keys]
         return result

@@ -4,6 +4,9 @@
     collect  run retrieval + the evaluator model's per-article relevance logits for every question (resumable JSONL:
              eval/results/gate_features.jsonl): the embedded model, or with EVALUATOR_MODEL=<LiteLLM model> an API
              model whose provider returns logprobs (then into its own --features file: the weights are per model)
+    score    a shipped calibration on a features file it was not fitted on (e.g. `collect --dataset answers --split
+             test` into eval/results/gate_features_answers_test.jsonl): PASS by what the answer would stand on, and
+             the ceiling of the judge's evidence (how often the article it judges most relevant is a governing one)
     fit      splits the questions into dev and test (every other question of each set and type, by id); on dev,
              k-fold cross-validation of the logistic models → out-of-fold AUROC and PASS rates per question type;
              the fit on all of dev is shipped (resources/gate_calibration.json) and scored on test, which it never
@@ -425,6 +428,44 @@ def fit(args) -> None:
     print(json.dumps(result, ensure_ascii=False, indent=2))
 
 
+# ------------------------------------------------------------------------------------------------------- score
+def ceiling(rows: list[dict], m: dict) -> dict:
+    """What the judge's evidence allows on these questions, whatever the threshold: how often a governing article
+    is retrieved at all, how often the article judged most relevant is one (the article an answer would stand on),
+    and the per-article AUROC of P(relevant). A gate can only trade refusals against wrong-article answers below
+    this line."""
+    in_scope = [r for r in rows if r["in_scope"] and r["articles"]]
+    retrieved = [r for r in in_scope if set(r["gold"]) & set(r["articles"])]
+    best_gold, pos, neg = 0, [], []
+    for r in retrieved:
+        _, probs = total(r, m)
+        best_gold += r["articles"][probs.index(max(probs))] in r["gold"]
+        for a, p in zip(r["articles"], probs):
+            (pos if a in r["gold"] else neg).append(p)
+    return {"in_scope": len(in_scope), "gold_retrieved": len(retrieved), "best_judged_is_gold": best_gold,
+            "answered_from_gold_if_all_passed": round(best_gold / len(in_scope), 3) if in_scope else None,
+            "article_auroc": auroc(pos, neg)}
+
+
+def score(args) -> None:
+    """A shipped calibration on a features file it was never fitted on (the answers set's test half): PASS by what
+    the answer would stand on, the question-level AUROC, and the ceiling of its evidence."""
+    rows = [json.loads(line) for line in FEATURES.read_text(encoding="utf-8").splitlines()]
+    m = json.loads(args.calibration.read_text(encoding="utf-8"))
+    totals = {r["id"]: total(r, m, m["gate_shift"])[0] for r in rows if r["articles"]}
+    answerable = [r for r in rows if r["id"] in totals and r["in_scope"] and set(r["gold"]) & set(r["articles"])]
+    out_of_scope = [r for r in rows if r["id"] in totals and not r["in_scope"]]
+    result = {"features": str(FEATURES.resolve().relative_to(ROOT)),
+              "calibration": str(args.calibration.resolve().relative_to(ROOT)), "gate_shift": m["gate_shift"],
+              "n": len(rows),
+              "auroc": auroc([totals[r["id"]] for r in answerable], [totals[r["id"]] for r in out_of_scope]),
+              "passed_by_case": passed_by_case([r for r in rows if r["articles"]], m, m["gate_shift"]),
+              "ceiling": ceiling(rows, m)}
+    if args.json:
+        args.json.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
+    print(json.dumps(result, ensure_ascii=False, indent=2))
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--features", type=Path, default=FEATURES, help="the features file (one per evaluator model)")
@@ -433,7 +474,9 @@ if __name__ == "__main__":
     c.add_argument("--dataset", choices=("eval", "answers"), default="eval",
                    help="eval: the PIPL and several-law retrieval sets (PIPL index); answers: eval/answers_eval.jsonl, "
                         "each row against its own knowledge base")
-    c.add_argument("--split", choices=("dev",), default="dev", help="answers: the half collected (dev only)")
+    c.add_argument("--split", choices=("dev", "test"), default="dev",
+                   help="answers: the half collected; test only into its own --features file, to score a fitted gate "
+                        "on lay questions it never saw (`score`), never to fit on")
     c.add_argument("--pipl-dir", help="the PIPL index (default: the configured DATA_DIR)")
     c.add_argument("--multilaw-dir", default="data-multilaw", help="the six-law index (answers)")
     f = sub.add_parser("fit")
@@ -453,9 +496,12 @@ if __name__ == "__main__":
     f.add_argument("--target-fail", type=float, default=None,
                    help="share of out-of-scope dev questions the gate must fail (out of fold), which sets the shift; "
                         "default: the shift of the best balanced accuracy")
+    sc = sub.add_parser("score", help="score a shipped calibration on a --features file it was not fitted on")
+    sc.add_argument("--calibration", type=Path, default=SHIPPED)
+    sc.add_argument("--json", type=Path)
     a = p.parse_args()
     FEATURES = a.features
     MISSES_FAIL = getattr(a, "misses_fail", False)
     if getattr(a, "without_logit", False):
         REPORT, SHIPPED = REPORT_SIGNALS, SHIPPED_SIGNALS
-    collect(a) if a.command == "collect" else fit(a)
+    {"collect": collect, "fit": fit, "score": score}[a.command](a)

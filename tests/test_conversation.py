@@ -307,7 +307,7 @@ def test_a_refusal_lists_the_nearest_articles_and_a_numbered_reply_answers_from_
     first, second, third = chat(app, FIRST, "2", "那他们会被罚吗？")
     state = first["state"]
     assert PATH.get(state) == "none"
-    offered = RETRIEVAL.get(state).evidence[:3]
+    offered = RETRIEVAL.get(state).evidence[:conversation.NEAREST_OPTIONS]
     text = FINAL_ANSWER.get(state)
     assert all(f"{i}. {a.article_cn}：{a.text[:20]}" in text for i, a in enumerate(offered, start=1))
     assert "回复它的序号" in text

@@ -151,8 +151,10 @@ def test_governing_article():
         (prompt.OUT_OF_KB.format(topic="劳动纠纷", laws=PIPL, web_note=""), out, True),
         ("**结论**：可以。\n\n**依据**：第十条规定：“……”", out, False),
         (prompt.NOT_FOUND.format(law=PIPL, web_note=""), adk_evalsets.ASKS_BACK, True),  # asks for details
-        (prompt.NOT_FOUND.format(law=PIPL, web_note="") + prompt.NEAREST.format(options="1. 第二十三条：向他人提供…"),
-         pipl, False),
+        (prompt.NOT_FOUND_NEAREST.format(law=PIPL, web_note="") + prompt.NEAREST.format(options="1. 第二十三条：向他人提供…"),
+         pipl, False),  # the listed articles are options, not an answer's basis
+        (prompt.NOT_FOUND_NEAREST.format(law=PIPL, web_note="") + prompt.NEAREST.format(options="1. 第二十三条：向他人提供…"),
+         adk_evalsets.ASKS_BACK, True),
         ("**结论**：视情况。依据第十条……", adk_evalsets.ASKS_BACK, False),
     ]
     for text, rubric, want in cases:

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from agentic_rag.config import PROJECT_ROOT
+from agentic_rag.conversation import NEAREST_OPTIONS
 from tests import hermetic
 from tests.fakes.fake_llm import role_of
 from tests.fakes.openai_server import FakeError, FakeOpenAIServer, Held
@@ -297,7 +298,7 @@ def test_a_refusal_lists_articles_and_a_numbered_reply_answers_from_the_chosen_o
         first = merged_state(run(server, sid, QUESTION))
         assert first["path"] == "none" and "回复它的序号" in first["final_answer"]
         listed = first["conversation"]["pending"]["articles"]
-        assert len(listed) == 3 and "1. 第" in first["final_answer"]
+        assert len(listed) == NEAREST_OPTIONS and "1. 第" in first["final_answer"]
         n = len(server["llm"].requests)
         events = run(server, sid, "1")
         state = merged_state(events)

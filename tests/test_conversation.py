@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 import pytest
@@ -310,7 +311,9 @@ def test_a_refusal_lists_the_nearest_articles_and_a_numbered_reply_answers_from_
     offered = RETRIEVAL.get(state).evidence[:conversation.NEAREST_OPTIONS]
     text = FINAL_ANSWER.get(state)
     assert all(f"{i}. {a.article_cn}：{a.text[:20]}" in text for i, a in enumerate(offered, start=1))
-    assert "回复它的序号" in text
+    assert "回复它的序号" in text and "12348" in text
+    numbered = [line for line in text.splitlines() if re.match(r"\d+\.", line)]
+    assert len(numbered) == len(offered)  # the articles are the only numbered list a reply 「1」 can mean
     pending = CONVERSATION.get(state).pending
     assert pending.question == FIRST and pending.articles == [(a.law, a.article) for a in offered]
     assert [t.question for t in CONVERSATION.get(state).turns] == [FIRST]  # a follow-up can still refer to it

@@ -109,14 +109,13 @@ def articles_verbatim(ev: Evidence, cause: str) -> str:
 def not_found(state) -> str:
     web = WEB.get(state)
     web_note = prompt.WEB_UNAVAILABLE.format(reason=web.message) if web and not web.ok and web.message else ""
-    text = prompt.NOT_FOUND.format(law=kb_label(state), web_note=web_note)
     nearest = offered_articles(state)
-    if nearest:
-        one_law = KB_LAW.get(state) is not None
-        options = "\n".join(f"{i}. {label(a, one_law)}：{form.clip(a.text, prompt.EXCERPT_CHARS)}"
-                             for i, a in enumerate(nearest, start=1))
-        text += prompt.NEAREST.format(options=options)
-    return text
+    if not nearest:
+        return prompt.NOT_FOUND.format(law=kb_label(state), web_note=web_note)
+    one_law = KB_LAW.get(state) is not None
+    options = "\n".join(f"{i}. {label(a, one_law)}：{form.clip(a.text, prompt.EXCERPT_CHARS)}"
+                         for i, a in enumerate(nearest, start=1))
+    return prompt.NOT_FOUND_NEAREST.format(law=kb_label(state), web_note=web_note) + prompt.NEAREST.format(options=options)
 
 
 def clarify_text(state) -> str:

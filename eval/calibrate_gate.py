@@ -38,6 +38,7 @@ from agentic_rag.stages.grade.judge import SIGNALS, sigmoid
 
 PIPL = "中华人民共和国个人信息保护法"
 FEATURES = ROOT / "eval" / "results" / "gate_features.jsonl"
+FIT_FEATURES = FEATURES  # what `fit` reads by default: never the test half
 REPORT = ROOT / "eval" / "results" / "gate_calibration.json"
 SHIPPED = ROOT / "agentic_rag" / "resources" / "gate_calibration.json"
 # --without-logit: the gate of retrieval signals alone (no model call), shipped beside the logit one
@@ -117,6 +118,9 @@ def collect(args) -> None:
     from agentic_rag.stages.evidence import label, prompt_articles, shared_prefix
     from agentic_rag.stages.grade.prompt import relevance_questions
 
+    if args.split == "test" and FEATURES.resolve() == FIT_FEATURES.resolve():
+        raise SystemExit("the test half goes into its own --features file (the fit reads "
+                         f"{FIT_FEATURES.relative_to(ROOT)}): e.g. --features eval/results/gate_features_answers_test.jsonl")
     settings = get_settings().model_copy(update={"reranker": "none"})
     retrievers = {kb: LocalRetriever.from_settings(settings.model_copy(update={"data_dir": Path(d or settings.data_dir)}))
                   for kb, d in (("pipl", args.pipl_dir), ("multilaw", args.multilaw_dir))

@@ -50,3 +50,13 @@ def test_score_reports_pass_by_what_the_answer_would_stand_on(tmp_path, monkeypa
     assert by_case["gold_best"] == "1/2" and by_case["gold_not_best"] == "1/1"
     assert by_case["gold_not_retrieved"] == "1/1" and by_case["out_of_scope"] == "0/1"
     assert report["ceiling"]["best_judged_is_gold"] == 2 and report["n"] == 5
+
+
+def test_the_test_half_is_never_collected_into_the_file_the_fit_reads(monkeypatch):
+    monkeypatch.setattr(calibrate_gate, "FEATURES", calibrate_gate.FIT_FEATURES)
+    try:
+        calibrate_gate.collect(type("Args", (), {"split": "test", "dataset": "answers"})())
+    except SystemExit as e:
+        assert "--features" in str(e)
+    else:
+        raise AssertionError("collect --split test wrote into the fit's features file")

@@ -1,4 +1,5 @@
-"""`make demo`: answer one question end to end and show how the answer was reached.
+"""`make demo`: answer one question end to end and show how the answer was reached (further messages continue the
+same conversation: `python -m agentic_rag.demo "问题" 1` picks the first article a refusal lists).
 
 Runs the ADK workflow (`root_agent`'s ConditionalWorkflowAgent) in process and prints the progress of each stage,
 the retrieved articles with per-channel ranks and scores, the path taken, the four quality scores, the checked
@@ -18,10 +19,11 @@ from .legal.laws import short
 from .retrieval.channels import MATCHERS
 from .retrieval.retriever import LocalRetriever, QueryError
 from .retrieval.types import Retrieval
-from .state import CITATIONS, DIMENSIONS, FINAL_ANSWER, PATH, QUALITY, RETRIEVAL, TIMINGS
+from .state import CITATIONS, CONVERSATION, DIMENSIONS, FINAL_ANSWER, PATH, QUALITY, RETRIEVAL, TIMINGS
 from .weights import ModelNotAvailableError
 
 CHANNELS = ("lookup", "vector", "bm25", "gram", "follow_up")
+DEMO_QUESTION = "公司把我的手机号卖给别人合法吗？"
 
 
 def format_retrieval(result: Retrieval, single_law: bool = False) -> str:
@@ -44,18 +46,19 @@ def format_retrieval(result: Retrieval, single_law: bool = False) -> str:
     return "\n".join(line for line in lines if line)
 
 
-async def run_agent(question: str) -> dict:
-    """Run the workflow once, printing each stage's progress line as it happens and the answer as it streams
-    (sentence by sentence, each checked before it is shown); return the final state."""
-    from .oneshot import ask
-    from .safety import redact
-    from .workflow import ConditionalWorkflowAgent
+async def run_conversation(app, messages: list[str]) -> list[dict]:
+    """Ask the messages in order in one session, printing each stage's progress line as it happens and the answer
+    as it streams (sentence by sentence, each checked before it is shown); return the state after each turn."""
+    from .oneshot import converse
 
     started = time.perf_counter()
-
     streamed: list[str] = []
+    shown: set[int] = set()
 
-    def show(ev) -> None:
+    def show(turn: int, ev) -> None:
+        if len(messages) > 1 and turn not in shown:
+            shown.add(turn)
+            print(f"[{time.perf_counter() - started:6.1f}s] 用户: {messages[turn]}", flush=True)
         text = (ev.content.parts[0].text or "") if ev.content and ev.content.parts else ""
         if ev.partial and text:
             if not streamed:
@@ -63,15 +66,26 @@ async def run_agent(question: str) -> dict:
             streamed.append(text)
             print(text, end="", flush=True)
         elif text.strip() and ev.author != "AnswerGeneratorAgent":
+            if streamed:  # the previous turn's streamed answer is complete
+                print(f"\n[{time.perf_counter() - started:6.1f}s] 回答完毕", flush=True)
+                streamed.clear()
             line = text.strip().splitlines()[0][:150]
             print(f"[{time.perf_counter() - started:6.1f}s] {ev.author}: {line}", flush=True)
 
-    settings = get_settings()
-    redact.install(settings.secrets())
-    state = await ask(ConditionalWorkflowAgent(settings=settings), question, show, stream=True)
+    states = await converse(app, messages, show, stream=True)
     if streamed:
         print(f"\n[{time.perf_counter() - started:6.1f}s] 回答完毕", flush=True)
-    return state
+    return states
+
+
+def pick_hint(state: dict, messages: list[str]) -> str:
+    """After a refusal that lists articles, how to reply with a number here (the demo asks its messages and ends)."""
+    conversation = CONVERSATION.get(state)
+    if not (conversation and conversation.pending and conversation.pending.articles):
+        return ""
+    quoted = " ".join(f'"{m}"' for m in messages)
+    return (f"\n提示：adk run / adk web 中直接回复序号即可按该条回答；在这里把序号接在问题后面再问一次，例如：\n"
+            f"  .venv/bin/python -m agentic_rag.demo {quoted} 1")
 
 
 def format_outcome(state: dict) -> str:
@@ -93,27 +107,38 @@ def format_outcome(state: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("question", nargs="?", default="公司把我的手机号卖给别人合法吗？")
+    p.add_argument("messages", nargs="*", default=[DEMO_QUESTION],
+                   help="the question, and any further messages of the same conversation (e.g. 「1」 to pick an article)")
     p.add_argument("--matcher", default="ensemble", choices=list(MATCHERS))
     p.add_argument("--retrieval-only", action="store_true", help="show retrieval only, no LLM")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if not args.retrieval_only:
-        state = asyncio.run(run_agent(args.question))
-        retrieval = RETRIEVAL.get(state)
-        if retrieval:
-            print()
-            print(format_retrieval(retrieval, single_law=len({a.law for a in retrieval.articles}) <= 1))
-        print(format_outcome(state))
-        return 0 if PATH.get(state) not in ("error", "rejected") else 1
+        return answer(args.messages)
     try:
         retriever = LocalRetriever.from_settings(get_settings())
-        result = retriever.retrieve(args.question, matcher=args.matcher)
+        result = retriever.retrieve(args.messages[0], matcher=args.matcher)
     except (QueryError, IndexError_, ModelNotAvailableError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(format_retrieval(result, single_law=retriever.law is not None))
     return 0
+
+
+def answer(messages: list[str]) -> int:
+    from .oneshot import build_app
+    from .safety import redact
+    from .workflow import ConditionalWorkflowAgent
+
+    settings = get_settings()
+    redact.install(settings.secrets())
+    state = asyncio.run(run_conversation(build_app(ConditionalWorkflowAgent(settings=settings), settings), messages))[-1]
+    retrieval = RETRIEVAL.get(state)
+    if retrieval:
+        print()
+        print(format_retrieval(retrieval, single_law=len({a.law for a in retrieval.articles}) <= 1))
+    print(format_outcome(state) + pick_hint(state, messages))
+    return 0 if PATH.get(state) not in ("error", "rejected") else 1
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from google.adk.runners import InMemoryRunner, Runner
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
 
-from agentic_rag import conversation
+from agentic_rag import conversation, demo
 from agentic_rag.oneshot import build_app
 from agentic_rag.state import (
     CITATIONS,
@@ -465,3 +465,17 @@ def test_sqlite_sessions_continue_the_conversation_after_a_restart(settings, fak
     prompt = calls("contextualiser")[0]
     assert f"更早的问题：{FIRST}" in prompt and f"上一问题：{STANDALONE}" in prompt
     assert [t.question for t in CONVERSATION.get(third["state"]).turns][:2] == [FIRST, STANDALONE]
+
+
+def test_the_demo_asks_its_messages_as_one_conversation_and_says_how_to_pick_an_article(app, capsys):
+    """`make demo` asks one question and ends: after a refusal that lists articles it says how to reply with a
+    number, and given the question and 「1」 it answers from the first listed article in the same session."""
+    install({**SCRIPT, "evaluator": POOR, "contextualiser": AssertionError("no call: the choice is read by rule")})
+    (refused,) = asyncio.run(demo.run_conversation(app, [FIRST]))
+    assert PATH.get(refused) == "none" and f'agentic_rag.demo "{FIRST}" 1' in demo.pick_hint(refused, [FIRST])
+    first, second = asyncio.run(demo.run_conversation(app, [FIRST, "1"]))
+    chosen = RETRIEVAL.get(first).evidence[0]
+    assert CONTEXT.get(second).confirmed == [(chosen.law, chosen.article)] and PATH.get(second) == "pass"
+    assert demo.pick_hint(second, [FIRST, "1"]) == ""  # answered: nothing to pick
+    out = capsys.readouterr().out
+    assert f"用户: {FIRST}" in out and "用户: 1" in out and "ContextualiseAgent: 按您选择的" in out

@@ -84,7 +84,7 @@ def pick_hint(state: dict, messages: list[str]) -> str:
     if not (conversation and conversation.pending and conversation.pending.articles):
         return ""
     quoted = " ".join(f'"{m}"' for m in messages)
-    return (f"\n提示：adk run / adk web 中直接回复序号即可按该条回答；在这里把序号接在问题后面再问一次，例如：\n"
+    return (f"\n\n提示：adk run / adk web 中直接回复序号即可按该条回答；在这里把序号接在问题后面再问一次，例如：\n"
             f"  .venv/bin/python -m agentic_rag.demo {quoted} 1")
 
 

@@ -61,7 +61,7 @@ NOT_FOUND = """很抱歉，根据您的问题描述，我无法在{law}中找到
 # and the question is answered from it (conversation.refusal_pending). Then the articles are the only numbered list
 # (a reply 「1」 must not look like the first piece of advice) and the advice is one sentence after them. Kept
 # last: evaluations cut it off from here.
-NOT_FOUND_NEAREST = "很抱歉，我无法在{law}中找到能确定回答这个问题的条文，不能据此给出专业意见。{web_note}"
+NOT_FOUND_NEAREST = "很抱歉，我无法在{law}中找到足够准确的法律条文来确定回答这个问题，不能据此给出专业意见。{web_note}"
 NEAREST = ("\n\n检索中最接近的条文（仅供参考，未必适用）：\n{options}\n"
            "如果其中一条正是您问的情形，请回复它的序号（如“1”），我按该条回答；都不是的话，请补充具体情况"
            "（涉及的主体、行为、时间和您想解决的问题），也可以咨询专业律师或拨打12348公共法律服务热线。")

@@ -211,3 +211,15 @@ def test_a_how_to_question_is_answered_with_an_explanation_not_a_label(fake_sett
                          question="信息被泄露了我可以去哪投诉？", numbers=(65, 10), relevant=(65,))
     text = FINAL_ANSWER.get(final)
     assert text.startswith("**答复**：您可以向履行个人信息保护职责的部门投诉、举报。") and "结论" not in text
+
+
+def test_a_copied_exception_after_the_label_is_a_copy_not_a_limit(fake_settings, monkeypatch):
+    # ans-pipl-040: everyone signed a separate consent, so 可以 (the excepted case); the model's 「可以，取得个人单独同意的
+    # 除外。」 would read 「可以。取得个人单独同意的除外。」 — the exception as if it limited the answer.
+    monkeypatch.setitem(TEXT, 25, "个人信息处理者不得公开其处理的个人信息，取得个人单独同意的除外。")
+    question = "公司年会想把获奖员工的名字和照片挂到官网上，每个人事先都单独签了同意书，这样公开可以吗？"
+    _, final, _ = answer(fake_settings, "可以，取得个人单独同意的除外。", path="pass", question=question,
+                         numbers=(25,), relevant=(25,))
+    text = FINAL_ANSWER.get(final)
+    assert text.startswith("**结论**：可以。\n\n**依据**：第二十五条规定") and "已删去" not in text
+    assert text.count("除外") == 1 and ANSWER.get(final).sentences[0].why == "重复所引条文"

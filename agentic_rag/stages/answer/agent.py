@@ -265,7 +265,9 @@ class AnswerStage(LlmStage):
             if not text or record.invalid or record.external_invalid:
                 out.append(Sentence(text=text, kept=False, why="空" if not text else "引用了未提供的条文"))
                 continue
-            if repeats_quote(checked, plan):  # the answer quotes it under 依据 already: a second copy says nothing
+            # Judged as shown, after the code's label: 「可以，取得个人单独同意的除外。」 would read 「可以。取得个人单独同意的
+            # 除外。」, the article's exception copied as if it limited the answer (the question was that very case).
+            if repeats_quote(self._strip_label(checked, plan.label), plan):  # quoted under 依据 already
                 out.append(Sentence(text=checked, kept=False, why=REPEATED))
                 continue
             verdict = judge_sentence(checked, sources, plan.label, logits.get(text))

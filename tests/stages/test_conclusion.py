@@ -227,3 +227,17 @@ def test_a_list_introduction_whose_items_come_after_another_sentence_is_not_a_co
     assert not any(q.startswith("有下列情形之一的") for q in listed)
     assert any("保存期限未届满" in q for q in listed)
 
+
+
+def test_the_other_items_of_a_list_of_alternatives_are_not_conditions_of_the_deciding_item():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import conditions
+
+    # ans-pipl-032: a news report (an item of 第十三条) was answered with consent (一) and contract (二) listed under
+    # 条件与例外 — they are other lawful grounds, not conditions of this one.
+    article = Article(id="13", title="第十三条", law="个人信息保护法", article=13, article_cn="第十三条", text=ART_13)
+    listed = [c.quote for c in conditions(article, by_text(ART_13, "紧急情况下"))]
+    assert not any("取得个人的同意；" in q or "订立、履行" in q for q in listed)
+    assert any("不需取得个人同意" in q for q in listed)  # the article's own exception for items (二)-(七) stays
+    labour = Article(id="40", title="第四十条", law="劳动合同法", article=40, article_cn="第四十条", text=LABOUR_40)
+    assert not [c for c in conditions(labour, by_text(LABOUR_40, "（一）")) if c.item]

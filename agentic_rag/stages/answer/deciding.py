@@ -67,12 +67,19 @@ def conditions(article: Article, deciding: Clause) -> list[Clause]:
     found: dict[str, Clause] = {}
     for c in clauses(article.text):
         if c.quote not in deciding.quote and deciding.text not in c.quote and c.quote not in found \
-                and not _introduces_list(c) and (EXCEPTION.search(c.text) or _CONDITION.search(c.full)):
+                and not _introduces_list(c) and not _alternative(c, deciding) \
+                and (EXCEPTION.search(c.text) or _CONDITION.search(c.full)):
             found[c.quote] = c
     return list(found.values())
 
 
 _LIST_CASES = re.compile(r"^(有|具有|符合)下列情形之一的")
+
+
+def _alternative(clause: Clause, deciding: Clause) -> bool:
+    """Another item of the list the deciding item belongs to, when the list's cases are alternatives (「符合下列情形
+    之一的…方可」): consent (一) is not a condition of the news report (五), it is another way to be lawful."""
+    return bool(clause.item and deciding.item and clause.lead == deciding.lead and "之一" in clause.lead)
 
 
 def _introduces_list(clause: Clause) -> bool:

@@ -223,3 +223,35 @@ def test_a_copied_exception_after_the_label_is_a_copy_not_a_limit(fake_settings,
     text = FINAL_ANSWER.get(final)
     assert text.startswith("**结论**：可以。\n\n**依据**：第二十五条规定") and "已删去" not in text
     assert text.count("除外") == 1 and ANSWER.get(final).sentences[0].why == "重复所引条文"
+
+
+def test_two_sessions_at_once_keep_their_own_dropped_citations(fake_settings):
+    # One stage object serves every session of a server: what one question's dropped sentence cited must not be
+    # recorded in the other's citations while both wait for the model.
+    import asyncio
+
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    def reply(prompt):
+        return "不可以，依据第九十九条不得出售。" if "浏览记录" in prompt else "不可以，不得公开他人个人信息。"
+
+    stage = AnswerStage(name="AnswerGeneratorAgent", settings=fake_settings,
+                        model=MockModel.create(reply, reply, delay_s=0.2))
+
+    async def go():
+        runner = InMemoryRunner(agent=stage, app_name="t")
+
+        async def ask(question):
+            session = await runner.session_service.create_session(app_name="t", user_id="u",
+                                                                   state=state("pass", question=question))
+            async for _ in runner.run_async(user_id="u", session_id=session.id,
+                                            new_message=types.Content(role="user", parts=[types.Part(text="?")])):
+                pass
+            done = await runner.session_service.get_session(app_name="t", user_id="u", session_id=session.id)
+            return CITATIONS.get(done.state)
+
+        return await asyncio.gather(ask("网站能把我的浏览记录卖给广告商吗？"), ask("小区能把业主电话贴出来吗？"))
+
+    invented, clean = asyncio.run(go())
+    assert 99 in invented.invalid and clean.invalid == []

@@ -171,7 +171,6 @@ class AnswerStage(LlmStage):
     writes: ClassVar[tuple[Slot, ...]] = (FINAL_ANSWER, CITATIONS, PATH, ANSWER,)
     role: str = "answer"
     _clause_vectors: dict = PrivateAttr(default_factory=dict)
-    _rejected_refs: list = PrivateAttr(default_factory=list)
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
@@ -205,18 +204,17 @@ class AnswerStage(LlmStage):
                                                                                                           plans, []))
             return
         pieces = form.segments(plans, one_law, ev.articles)
-        self._rejected_refs = []
         streaming, shown = self.streaming(ctx), []
         if streaming:
             shown.append(self._text_before_sentences(pieces))
             yield self.partial(ctx, shown[0])
-        failure = None
+        failure, rejected = None, []
         try:
-            sentences = await self._sentences(ctx, ev, plans, one_law)
+            sentences, rejected = await self._sentences(ctx, ev, plans, one_law)
         except ModelFailure as e:  # the code's conclusion and clause stand; the outage is said, not hidden
             self.run_of(ctx).errors.append(f"答案生成：{e.user_text}")
             sentences, failure = [Sentence(text="", kept=False, why=e.user_text)], e.user_text
-        text, record = self._compose(pieces, plans, sentences, ev, one_law, kb_label(state))
+        text, record = self._compose(pieces, plans, sentences, rejected, ev, one_law, kb_label(state))
         if failure:
             text += prompt.MODEL_DOWN.format(cause=f"答案生成{failure}")
         if streaming and text.startswith(shown[0]) and len(text) > len(shown[0]):
@@ -249,8 +247,10 @@ class AnswerStage(LlmStage):
         return embedder_similarity(self._factory().embedder, self._clause_vectors)
 
     async def _sentences(self, ctx: InvocationContext, ev: Evidence, plans: list[form.AskPlan],
-                         one_law: bool) -> list[Sentence]:
-        """The model's sentence per ask, each checked; a dropped one leaves the code's conclusion alone."""
+                         one_law: bool) -> tuple[list[Sentence], list[list]]:
+        """The model's sentence per ask, each checked (a dropped one leaves the code's conclusion alone), and the
+        (law, article) keys the dropped sentences cited. Returned, not kept on the stage: one stage object serves
+        every session of a server, and another question's answer runs while this one waits for the model."""
         prefix = shared_prefix(QUESTION.get(ctx.session.state, ""), form.quoted_articles(plans) or ev.articles,
                                one_law)
         raw = await self.ask(ctx, prefix + sentence_task(plans, one_law), json=False, max_tokens=SENTENCE_TOKENS * len(
@@ -258,10 +258,10 @@ class AnswerStage(LlmStage):
         texts = split_lines(raw, len(plans))
         logits = await self._support_logits(ctx, prefix, [t for t in texts if t])
         sources = QUESTION.get(ctx.session.state, "") + "".join(a.text for a in ev.articles)
-        out = []
+        out, rejected = [], []
         for text, plan in zip(texts, plans):
             checked, record = check(text, ev)
-            self._rejected_refs.extend(record.invalid_keys)
+            rejected.extend(record.invalid_keys)
             if not text or record.invalid or record.external_invalid:
                 out.append(Sentence(text=text, kept=False, why="空" if not text else "引用了未提供的条文"))
                 continue
@@ -272,7 +272,7 @@ class AnswerStage(LlmStage):
                 continue
             verdict = judge_sentence(checked, sources, plan.label, logits.get(text))
             out.append(Sentence(text=checked, support=verdict.p, kept=verdict.kept, why=verdict.why))
-        return out
+        return out, rejected
 
     async def _support_logits(self, ctx: InvocationContext, prefix: str, texts: list[str]) -> dict[str, float]:
         """logit(是) − logit(否) per sentence, from a model that can give it (on the prefix it just evaluated)."""
@@ -287,7 +287,7 @@ class AnswerStage(LlmStage):
         return dict(zip(texts, scored.diffs))
 
     def _compose(self, pieces: list[str | int], plans: list[form.AskPlan], sentences: list[Sentence],
-                 ev: Evidence, one_law: bool, kb: str) -> tuple[str, Citations]:
+                 rejected: list[list], ev: Evidence, one_law: bool, kb: str) -> tuple[str, Citations]:
         kept = {i: s.text for i, s in enumerate(sentences) if s.kept}
         text = "".join(p if isinstance(p, str) else self._strip_label(kept.get(p, ""), plans[p].label)
                        for p in pieces)
@@ -296,7 +296,7 @@ class AnswerStage(LlmStage):
         if dropped:
             text += prompt.DROPPED.format(n=dropped)
         _, record = check(text, ev)
-        for law, number in self._rejected_refs:  # what the dropped sentences cited: recorded, never shown
+        for law, number in rejected:  # what the dropped sentences cited: recorded, never shown
             record.invalid_keys.append([law, number])
             if number not in record.invalid:
                 record.invalid.append(number)

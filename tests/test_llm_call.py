@@ -171,3 +171,14 @@ def test_retry_after_parses_seconds_and_http_dates():
     later = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 60))
     assert 55 <= retry_after(E(later)) <= 61
     assert retry_after(ValueError()) is None
+
+
+def test_the_most_retries_settings_allow_end_in_a_model_failure(clock):
+    # LLM_MAX_RETRIES goes up to 5 and the backoff table has five waits: the last failure is told as a failure, not
+    # an IndexError shown as an internal error.
+    from agentic_rag.config import Settings as S
+
+    retries = S.model_fields["llm_max_retries"].metadata[-1].le
+    with FakeOpenAIServer(lambda body: FakeError(500, "boom")) as srv, pytest.raises(ModelFailure):
+        call(srv.base_url, retries=retries, cap_s=0.01)
+    assert len(srv.requests) == retries + 1

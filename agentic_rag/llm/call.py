@@ -165,7 +165,7 @@ async def generate(model: BaseLlm, request: LlmRequest, *, role: str, budget: Bu
                 failure = classify(e)
                 if failure.cause == "timeout" and budget.remaining() <= DEADLINE_SLACK_S:
                     failure = ModelFailure("deadline", failure.detail)
-                wait = min(retry_after(e) or BACKOFF_S[attempt], retry_after_cap_s)
+                wait = min(retry_after(e) or BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)], retry_after_cap_s)
                 if yielded or attempt == max_retries or failure.cause not in RETRYABLE or \
                         wait >= budget.remaining():
                     log.warning("%s model call failed (%s)", role, failure)

@@ -212,3 +212,13 @@ def test_lawrefbook_missing_key_and_empty_text_are_problems(tmp_path):
     result = parse_lawrefbook(path)
     assert [d.article for d in result.documents] == [1034]
     assert [(p.line_no, "no text" in p.reason) for p in result.problems] == [(2, False), (3, True)]
+
+
+def test_the_default_pipl_structure_gives_another_corpus_no_chapters(caplog):
+    # CORPUS_PATH pointed at one's own statutes keeps the default CORPUS_STRUCTURE (the PIPL's): its chapters must
+    # not be stamped onto other articles by number.
+    other = parse_law_lines(["《劳动合同法》第一条规定，为了完善劳动合同制度，明确劳动合同双方当事人的权利和义务，制定本法。"]).documents
+    assert other and other[0].article == 1
+    with caplog.at_level(logging.WARNING, logger="agentic_rag.knowledge.corpus"):
+        apply_structure(other, STRUCTURE)
+    assert other[0].chapter is None and any("describes none" in r.getMessage() for r in caplog.records)

@@ -138,7 +138,9 @@ def parse_law_lines(lines: Iterable[str], source: str = "") -> ParseResult:
 
 
 def apply_structure(docs: list[Document], structure_path: Path) -> None:
-    """Attach chapter/section from a JSONL structure file (one object per article number)."""
+    """Attach chapter/section from a JSONL structure file (one object per article number). A row that carries the
+    article's text applies only to an article with that text: the default file describes the PIPL, and a user's own
+    corpus (CORPUS_PATH) must not get the PIPL's chapters by article number."""
     by_article: dict[int, dict] = {}
     with open(structure_path, encoding="utf-8") as f:
         for line_no, line in enumerate(f, start=1):
@@ -149,12 +151,18 @@ def apply_structure(docs: list[Document], structure_path: Path) -> None:
                 by_article[int(row["article"])] = row
             except (ValueError, KeyError, TypeError) as e:
                 raise CorpusError(structure_path, [LineProblem(line_no, f"bad structure row ({e})", line[:60])]) from e
+    missing = []
     for doc in docs:
         row = by_article.get(doc.article) if doc.article is not None else None
-        if row is None:
-            log.warning("%s: no chapter/section for %s in %s", doc.id, doc.article_cn, structure_path)
+        if row is None or row.get("text") not in (None, doc.text):  # no row, or the same number in another law
+            missing.append(doc)
             continue
         doc.chapter, doc.section = row.get("chapter"), row.get("section")
+    if docs and len(missing) == len(docs):
+        log.warning("%s describes none of these %d articles: no chapters attached", structure_path.name, len(docs))
+        return
+    for doc in missing:
+        log.warning("%s: no chapter/section for %s in %s", doc.id, doc.article_cn, structure_path)
 
 
 def load_law_text(path: Path, structure: Path | None = None, allow_malformed: bool = False) -> list[Document]:

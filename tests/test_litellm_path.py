@@ -127,3 +127,24 @@ def test_slow_provider_times_out() -> None:
 
     with FakeOpenAIServer(lambda body: Delay(3.0, "too late")) as srv, pytest.raises(litellm.Timeout):
         _collect(_llm(srv.base_url, timeout=0.5, max_retries=0), _request(), stream=False)
+
+
+def test_provider_variables_in_the_env_file_reach_litellm_outside_the_adk_cli(monkeypatch, tmp_path) -> None:
+    """`python -m agentic_rag.demo` has no ADK CLI to load `.env`: a DEEPSEEK_API_BASE written there is still used,
+    and a variable the environment already sets wins over the file."""
+    from agentic_rag.config import Settings
+    from agentic_rag.llm import models
+
+    with FakeOpenAIServer(lambda body: "来自.env") as srv:
+        env = tmp_path / ".env"
+        env.write_text(f"DEEPSEEK_API_BASE={srv.base_url}\nOPENAI_API_BASE=http://from-file\n", encoding="utf-8")
+        monkeypatch.setattr(models, "ENV_FILE", str(env))
+        for name, value in (("DEEPSEEK_API_BASE", None), ("OPENAI_API_BASE", "http://from-shell")):
+            monkeypatch.setenv(name, "placeholder")  # recorded, so that the test leaves the environment as it was
+            if value is None:
+                monkeypatch.delenv(name)
+            else:
+                monkeypatch.setenv(name, value)
+        model = models.make_model("answer", Settings(_env_file=None, deepseek_api_key="sk-test-000000"))
+        responses = _collect(model, _request(), stream=False)
+    assert _text(responses[0]) == "来自.env" and os.environ["OPENAI_API_BASE"] == "http://from-shell"

@@ -15,7 +15,7 @@ from typing import Literal, get_args
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.registry import LLMRegistry
 
-from ..config import Settings, reveal
+from ..config import ENV_FILE, Settings, reveal
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,15 @@ def question_deadline(settings: Settings) -> float:
     return DEADLINE_LOCAL_S if local else DEADLINE_API_S
 
 
+def provider_environment() -> None:
+    """LiteLLM reads its providers' variables (OPENAI_API_KEY, DEEPSEEK_API_BASE, OLLAMA_API_BASE …) from the process
+    environment. `adk web/run/api_server` load the project's `.env` into it; `python -m agentic_rag.demo` and the
+    evals do not, so the same file is loaded here, never over what the environment already says."""
+    from dotenv import load_dotenv
+
+    load_dotenv(ENV_FILE, override=False)
+
+
 def make_model(role: Role, settings: Settings) -> BaseLlm:
     """The model object for a stage; the key (if any) stays inside it, never in an agent field."""
     name = model_name(role, settings)
@@ -67,6 +76,7 @@ def make_model(role: Role, settings: Settings) -> BaseLlm:
         cls = LiteLlm
     if cls is not LiteLlm:
         return cls(model=name)  # a natively registered ADK model (Gemini, a test fake …)
+    provider_environment()
     kwargs: dict = {"timeout": settings.llm_timeout_s, "num_retries": 0, "max_retries": 0}
     if role in JSON_ROLES:
         kwargs["response_format"] = {"type": "json_object"}  # DeepSeek rejects the json_schema ADK would send

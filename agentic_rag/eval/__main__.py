@@ -100,7 +100,7 @@ def _answers(args: argparse.Namespace) -> dict:
 
 def _conversation(args: argparse.Namespace) -> dict:
     from ..oneshot import build_app
-    from ..retrieval.retriever import LocalRetriever
+    from ..retrieval.retriever import get_retriever
     from ..workflow import ConditionalWorkflowAgent
     from .conversation import evaluate_conversations, load_conversations, run_config
 
@@ -112,10 +112,10 @@ def _conversation(args: argparse.Namespace) -> dict:
     apps, indexes = {}, {}
     for kb in sorted({r["kb"] for r in rows}):
         settings = base.model_copy(update={"data_dir": dirs[kb]})
-        retriever = LocalRetriever.from_settings(settings)  # one per knowledge base (not the process-wide one)
+        retriever = get_retriever(settings)  # one per knowledge base (per settings), shared with its agent
         manifest = retriever.index.manifest
         indexes[kb] = f"{manifest.embedder_id}:{manifest.corpus_sha256[:16]}:{manifest.doc_count}"
-        agent = ConditionalWorkflowAgent(settings=settings, retriever_factory=lambda r=retriever: r)
+        agent = ConditionalWorkflowAgent(settings=settings)
         apps[kb] = build_app(agent, settings)
 
     def progress(i: int, n: int, r: dict) -> None:

@@ -198,16 +198,16 @@ def finished(path: Path, configs: list[dict]) -> dict[str, dict]:
 
 async def _run(rows: list[dict], settings_by_kb: dict[str, Settings], progress: Progress,
                checkpoint: Path | None, label: str) -> list[dict]:
-    from ..retrieval.retriever import LocalRetriever
+    from ..retrieval.retriever import get_retriever
     from ..workflow import ConditionalWorkflowAgent
 
     agents, configs = {}, {}
     for kb, settings in settings_by_kb.items():
-        retriever = LocalRetriever.from_settings(settings)  # one per knowledge base: get_retriever is process-wide
+        retriever = get_retriever(settings)  # one per knowledge base (per settings), shared with its agent
         m = retriever.index.manifest
         configs[kb] = {**run_config(settings, f"{m.embedder_id}:{m.corpus_sha256[:16]}:{m.doc_count}"),
                        "label": label}
-        agents[kb] = ConditionalWorkflowAgent(settings=settings, retriever_factory=lambda r=retriever: r)
+        agents[kb] = ConditionalWorkflowAgent(settings=settings)
     done = finished(checkpoint, list(configs.values())) if checkpoint else {}
     out = []
     for i, row in enumerate(rows, start=1):

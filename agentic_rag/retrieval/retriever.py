@@ -281,14 +281,16 @@ class LocalRetriever:
         return articles
 
 
-_shared: LocalRetriever | None = None
+_shared: dict[str, LocalRetriever] = {}
 _shared_lock = threading.Lock()
 
 
 def get_retriever(settings: Settings | None = None) -> LocalRetriever:
-    """The process-wide retriever (models and index are loaded once per process)."""
-    global _shared
+    """The process-wide retriever of these settings (models and index are loaded once per process; an agent built
+    with another DATA_DIR in the same process gets its own)."""
+    settings = settings or get_settings()
+    key = settings.model_dump_json()
     with _shared_lock:
-        if _shared is None:
-            _shared = LocalRetriever.from_settings(settings)
-        return _shared
+        if key not in _shared:
+            _shared[key] = LocalRetriever.from_settings(settings)
+        return _shared[key]

@@ -178,3 +178,16 @@ def test_a_scoring_failure_is_a_model_error(fake_settings):
     stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=model)
     state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(retrieval(10))})
     assert ATTEMPT_QUALITY.get(state).verdict == "model_error"
+
+
+def test_a_json_grade_names_articles_of_its_own_law_only():
+    from agentic_rag.stages.grade.json_grade import relevant_ids
+    from agentic_rag.state import Article
+
+    def art(law, n):
+        return Article(id=f"{law}#{n}", title=f"《{law}》第{n}条", law=law, article=n, article_cn=f"第{n}条", text="…")
+
+    given = [art("中华人民共和国数据安全法", 21), art("中华人民共和国个人信息保护法", 21), art("中华人民共和国个人信息保护法", 10)]
+    assert relevant_ids(["《数据安全法》第二十一条"], given) == ["中华人民共和国数据安全法#21"]
+    assert relevant_ids(["第十条", "《刑法》第二十一条"], given) == ["中华人民共和国个人信息保护法#10"]
+    assert relevant_ids(["21"], given) == ["中华人民共和国数据安全法#21", "中华人民共和国个人信息保护法#21"]  # no law named

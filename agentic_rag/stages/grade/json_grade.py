@@ -1,6 +1,7 @@
 """The grade an API model gives in JSON: parsed leniently, validated strictly (never repaired into a pass)."""
 from __future__ import annotations
 
+from ...legal.laws import resolve
 from ...legal.refs import find_article_refs
 from ...llm.parsing import as_score, as_str_list, parse_json_object
 from ...state import DIMENSION_CN, DIMENSIONS, Article, Quality
@@ -12,10 +13,17 @@ AMBIGUOUS_SHARE = 0.75
 
 
 def relevant_ids(value, articles: list[Article]) -> list[str]:
-    """The given articles a grader names as relevant ("第十条", "《数据安全法》第二十一条", 10)."""
-    named = {r.article for item in as_str_list(value, 10) for r in find_article_refs(f"第{item}条" if item.isdigit()
-                                                                                   else item)}
-    return [a.id for a in articles if a.article in named]
+    """The given articles a grader names as relevant ("第十条", "《数据安全法》第二十一条", 10). A named law is
+    matched too: in a knowledge base of several laws 《数据安全法》第二十一条 is not every law's 第二十一条."""
+    laws = sorted({a.law for a in articles})
+    refs = [r for item in as_str_list(value, 10) for r in find_article_refs(f"第{item}条" if item.isdigit() else item)]
+    named = set()
+    for r in refs:
+        law = resolve(r.law, laws) if r.law else None
+        if r.law and law is None:
+            continue  # a law outside these articles: names none of them
+        named.add((law, r.article))
+    return [a.id for a in articles if (a.law, a.article) in named or (None, a.article) in named]
 
 
 def parse_quality(text: str | None, threshold: int, articles: list[Article] = ()) -> Quality:

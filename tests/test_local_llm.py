@@ -125,6 +125,23 @@ def test_timeout_stops_generation_and_frees_the_model(llm: LocalLlamaLlm,
     assert any("stopped early" in r.getMessage() for r in caplog.records)
 
 
+def test_a_scoring_call_given_up_on_frees_the_model_at_its_next_tail(llm: LocalLlamaLlm,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    from agentic_rag.stages.base import SYSTEM
+
+    tails = [f"【第{i}条】能否作为依据？" for i in range(1, 81)]
+
+    async def impatient():
+        await asyncio.wait_for(llm.score_tails(SYSTEM, "问题：公司能卖我的手机号吗？\n", tails), 0.2)
+
+    with caplog.at_level("INFO", logger="agentic_rag.llm.local"):
+        with pytest.raises(TimeoutError):
+            run(impatient())
+        # the next call gets the lock: the abandoned scoring stopped at its next tail instead of scoring all 80
+        assert _text(run(_collect(llm, _request("你好", max_tokens=8)))[0]).strip()
+    assert any("scoring stopped early" in r.getMessage() for r in caplog.records)
+
+
 # --------------------------------------------------------------------------- no model needed
 def test_missing_model_says_how_to_download(tmp_path) -> None:
     llm = LocalLlamaLlm(model="local/not-there.gguf", settings=Settings(models_dir=tmp_path))

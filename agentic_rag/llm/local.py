@@ -338,11 +338,20 @@ class LocalLlamaLlm(BaseLlm):
         settings = self._settings()
         loaded = await asyncio.to_thread(load_model, local_model_path(self.model, settings), settings)
 
+        stop = threading.Event()
+
         def work() -> TailScores:
             with loaded.lock:
-                return yes_no_diffs(loaded.llama, system, prefix, tails)
+                scored = yes_no_diffs(loaded.llama, system, prefix, tails, stop)
+                if len(scored.diffs) < len(tails):
+                    log.info("scoring stopped early (%d of %d tails): its caller gave up", len(scored.diffs),
+                             len(tails))
+                return scored
 
-        return await asyncio.to_thread(work)
+        try:
+            return await asyncio.to_thread(work)
+        finally:  # a caller that gave up (timeout, cancellation) frees the model at the next tail, as generation does
+            stop.set()
 
     async def generate_content_async(self, llm_request: LlmRequest,
                                      stream: bool = False) -> AsyncGenerator[LlmResponse, None]:

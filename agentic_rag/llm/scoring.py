@@ -9,6 +9,7 @@ prefix. The answer prompt starts with the same prefix, so llama.cpp reuses it th
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -43,8 +44,9 @@ def common_prefix(a, b) -> int:
     return n
 
 
-def yes_no_diffs(llama, system: str, prefix: str, tails: list[str]) -> TailScores:
-    """logit(是) − logit(否) after each tail; the caller holds the model's lock."""
+def yes_no_diffs(llama, system: str, prefix: str, tails: list[str], stop: threading.Event | None = None) -> TailScores:
+    """logit(是) − logit(否) after each tail; the caller holds the model's lock. When `stop` is set (the caller gave
+    up) the tails left are not evaluated: fewer diffs than tails come back."""
     if "<|im_start|>" not in str((llama.metadata or {}).get("tokenizer.chat_template", "")):
         raise ScoringUnsupported("the local model's chat template is not ChatML")
     started = time.perf_counter()
@@ -56,6 +58,8 @@ def yes_no_diffs(llama, system: str, prefix: str, tails: list[str]) -> TailScore
     base = llama.n_tokens
     diffs = []
     for tail in tails:
+        if stop is not None and stop.is_set():
+            break
         llama.n_tokens = base
         llama.eval(_tokens(llama, tail + CHATML_TAIL))
         logits = np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),))

@@ -68,7 +68,7 @@ class Settings(BaseSettings):
     reranker_model: str | None = Field(None, description="cross-encoder name or path; default: bge-reranker-v2-m3 "
                                                           "if downloaded")
     embed_batch_size: int = Field(4, ge=1, description="texts per encoder batch (torch). EmbeddingGemma on 2 cores: "
-                                                       "4 → 7 docs/s, 16 → 3.3 (bench/results/embedders.json)")
+                                                       "4 → 8.1 docs/s, 16 → 5.8 (bench/results/embedders.json)")
     embed_threads: int = Field(1, ge=1, description="torch threads for query embedding (1 is fastest for one "
                                                     "short query on 2 busy cores: bench/results/bench.json)")
     embed_max_seq_length: int | None = Field(
@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     embed_quantize: Literal["none", "int8", "onnx-int8"] = Field(
         "none", description="int8: torch dynamic quantisation of the embedder's Linear layers (CPU); onnx-int8: the "
                             "ONNX Runtime export with int8 weights (python scripts/export_onnx.py), "
-                            "~2x faster on 2 cores")
+                            "x2.4 the docs/s on 2 cores (docs/scale-and-speed.md)")
     embed_chunk_size: int = Field(1024, ge=1, description="index build: documents per resumable checkpoint")
     query_adapter: str | None = Field(
         None, description="a query-side adapter (.npy, retrieval/adapter.py); default: DATA_DIR/query_adapter.npy "
@@ -127,7 +127,7 @@ class Settings(BaseSettings):
     gate_mode: Literal["auto", "signals", "logits", "json"] = Field(
         "auto", description="logits: the calibrated gate with the model's per-article 是/否 logit (the embedded "
                             "model, or an API model that returns logprobs, else a JSON grade); signals: the same "
-                            "gate on retrieval evidence alone, no model call (p50 16 → 1-5 s, but more answers on a "
+                            "gate on retrieval evidence alone, no model call (p50 ~11 → 1-5 s, but more answers on a "
                             "non-governing article: bench/results/answers_signals_gate*.json); json: a JSON grade. "
                             "auto: logits")
     answer_max_tokens: int = Field(600, ge=100, le=4000, description="the web answer's token budget (~400 characters)")
@@ -148,7 +148,6 @@ class Settings(BaseSettings):
     agentic_max_retries: int | None = Field(
         None, ge=0, le=4, description="further retrieve+grade attempts after a FAIL; default 2 with API models, 0 with "
                                       "the embedded model (retry_policy.attempt_budget says why)")
-    max_attempts: int | None = Field(None, ge=1, le=5, description="legacy: total attempts (overrides the above)")
     follow_up_depth: int = Field(2, ge=0, le=3, description="how far 依照本法第X条 references are followed")
     max_sub_questions: int = Field(3, ge=1, le=5)
     router_law_margin: float | None = Field(

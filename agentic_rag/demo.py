@@ -30,7 +30,7 @@ def format_retrieval(result: Retrieval, single_law: bool = False) -> str:
     """The retrieval table; every article is named with its law unless the knowledge base holds only one."""
     lines = [f"问题: {result.query}",
              f"类型: {result.query_type}   匹配器: {result.matcher}   "
-             f"最高向量相似度: {result.max_vector_score:.3f}" if result.max_vector_score is not None else "",
+             + (f"最高向量相似度: {result.max_vector_score:.3f}" if result.max_vector_score is not None else ""),
              f"{'#':>2} {'条文':12} {'得分':>8} " + " ".join(f"{c + ' 名次/分数':>18}" for c in CHANNELS)]
     for i, a in enumerate(result.articles, start=1):
         cells = []
@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("messages", nargs="*", default=[DEMO_QUESTION],
                    help="the question, and any further messages of the same conversation (e.g. 「1」 to pick an article)")
-    p.add_argument("--matcher", default="ensemble", choices=list(MATCHERS))
+    p.add_argument("--matcher", default="ensemble", choices=list(MATCHERS),
+                   help="with --retrieval-only: the matcher whose ranking is shown (the agent uses ensemble)")
     p.add_argument("--retrieval-only", action="store_true", help="show retrieval only, no LLM")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

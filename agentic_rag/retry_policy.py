@@ -28,8 +28,6 @@ def attempt_budget(settings: Settings) -> int:
     """How many retrieve+grade rounds a question may take. Retries re-grade other articles, so they help a judge
     that tells relevant from not; with the embedded grader they recovered none of the 10 held-out questions it
     failed, at ~50 s each (eval/results/e2e_local1.5b_v2.json), hence its default of one attempt."""
-    if settings.max_attempts is not None:
-        return settings.max_attempts
     if not settings.agentic_enabled:
         return 1
     retries = settings.agentic_max_retries

@@ -163,7 +163,7 @@ class Answer(BaseModel):
 
 
 # ----------------------------------------------------------------------------- the conversation
-# Caps of what a session remembers (issue 19): a few turns, short questions, a handful of cited articles.
+# Caps of what a session remembers: a few turns, short questions, a handful of cited articles.
 MAX_TURNS = 3
 MAX_QUESTION_CHARS = 200
 MAX_CITED = 8

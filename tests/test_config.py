@@ -30,4 +30,3 @@ def test_attempts_follow_the_loop_switch_and_the_grader():
     assert attempt_budget(Settings(_env_file=None, agentic_rag_model="deepseek/deepseek-chat")) == 3
     assert attempt_budget(Settings(_env_file=None, agentic_max_retries=2)) == 3  # set explicitly: kept
     assert attempt_budget(Settings(_env_file=None, agentic_rag_model="x/y", agentic_enabled=False)) == 1
-    assert attempt_budget(Settings(_env_file=None, max_attempts=2)) == 2

@@ -55,3 +55,11 @@ def test_only_adk_run_without_jsonl_streams_to_the_terminal():
     assert not terminal.is_adk_run(["/venv/bin/adk", "run", "--jsonl", "agentic_rag"])
     assert not terminal.is_adk_run(["/venv/bin/adk", "api_server", "."])
     assert not terminal.is_adk_run(["pytest"]) and not terminal.install(["pytest"]) and not terminal.streaming()
+
+
+def test_the_retrieval_table_keeps_its_type_line_without_a_dense_score():
+    from agentic_rag.demo import format_retrieval
+    from agentic_rag.retrieval.types import Retrieval
+
+    table = format_retrieval(Retrieval(query="第五十七条", query_type="exact", matcher="ensemble", articles=[]))
+    assert "类型: exact   匹配器: ensemble" in table and "最高向量相似度" not in table

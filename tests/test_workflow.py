@@ -21,6 +21,8 @@ from agentic_rag.state import (
     LLM_CALLS,
     PATH,
     QUALITY,
+    RAW_GRADE,
+    RAW_REWRITE,
     RETRIEVAL,
     REWRITE,
     ROUTE,
@@ -105,7 +107,7 @@ def test_raw_json_of_the_rewriter_and_grader_is_kept_in_state_not_shown(settings
     state, events = run(settings, factory)
     shown = [t for _, t in texts(events)]
     assert not any(t.lstrip().startswith("{") or '"main_query"' in t or '"relevance"' in t for t in shown)
-    assert state["raw_rewrite"] == REWRITE_JSON and state["raw_grade"] == GOOD
+    assert RAW_REWRITE.get(state) == REWRITE_JSON and RAW_GRADE.get(state) == GOOD
 
 
 def test_invented_citation_is_removed_and_recorded(settings, factory):

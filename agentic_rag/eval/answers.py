@@ -33,7 +33,6 @@ from .e2e import CheckpointMismatchError, _append, key, run_config
 from .retrieval import gold_keys
 
 LABELS = ("不可以", "不需要", "视情况", "可以", "需要", "说明", "不适用")
-IN_SCOPE_TYPES = ("no", "yes", "exception", "depends", "howto", "lookup", "multi")
 ANSWER_PATHS = ("pass", "hedged", "web", "degraded")
 REFUSAL_PATHS = ("none", "out_of_kb", "chitchat", "rejected", "error")
 # The first polarity word of an answer without a 结论 line (negative forms first: 不可以 contains 可以).

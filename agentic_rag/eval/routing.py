@@ -13,8 +13,6 @@ from ..config import Settings
 from ..oneshot import ask_stage
 from ..state import ROUTE
 
-KB_TYPES = ("exact", "keyword", "semantic")
-
 
 def expected_route(row: dict, kb_laws: list[str]) -> str:
     if row["type"] == "chitchat":

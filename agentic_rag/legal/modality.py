@@ -50,10 +50,6 @@ class Clause:
     def modality(self) -> Modality:
         return modality(self.full)
 
-    @property
-    def has_exception(self) -> bool:
-        return bool(EXCEPTION.search(self.text))
-
 
 def modality(text: str) -> Modality:
     """The strongest deontic word of a sentence, in the order exempt > prohibit > permit > oblige."""

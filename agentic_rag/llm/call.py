@@ -179,11 +179,13 @@ async def generate(model: BaseLlm, request: LlmRequest, *, role: str, budget: Bu
 
 async def score(model: BaseLlm, system: str, prefix: str, tails: list[str], *, role: str, budget: Budget,
                 timeout_s: float):
-    """Yes/no logit scores from a model that can give them (the embedded one), within the budget; one LLM call.
+    """Yes/no logit scores from a model that can give them (the embedded one; an API model whose provider returns
+    logprobs, `llm.api_scoring`), within the budget; one LLM call.
 
-    Raises ModelFailure; AttributeError when the model has no scoring (the caller then asks in JSON instead).
+    Raises ModelFailure; AttributeError (a model without `score_tails`) or ScoringUnsupported (no ChatML template, no
+    logprobs from the provider) when it cannot score: the caller then asks in JSON instead.
     """
-    scorer = model.score_tails  # AttributeError for API models: they grade in JSON
+    scorer = model.score_tails  # AttributeError for a model that has no scoring
     timeout = min(timeout_s, budget.remaining())
     if timeout <= 0:
         raise ModelFailure("deadline")

@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover
 
 from ..config import Settings, get_settings
 from ..weights import ModelNotAvailableError
+from .models import LOCAL_PREFIX
 from .scoring import TailScores, common_prefix, yes_no_diffs
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MODEL_PREFIX = "local/"
 DEFAULT_TEMPERATURE = 0.1
 DEFAULT_MAX_OUTPUT_TOKENS = 1024
 # Qwen2.5's own generation_config value. llama.cpp's default (1.0, no penalty) lets the small quantised models loop
@@ -62,7 +62,7 @@ def local_model_path(name: str, settings: Settings | None = None) -> Path:
     llama.cpp stack trace.
     """
     settings = settings or get_settings()
-    name = name.removeprefix(MODEL_PREFIX)
+    name = name.removeprefix(LOCAL_PREFIX)
     given = Path(name).expanduser()
     path = given if given.is_absolute() else Path(settings.models_dir) / given
     if not path.is_file():
@@ -310,13 +310,13 @@ class LocalLlamaLlm(BaseLlm):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    model: str = f"{MODEL_PREFIX}{Settings.model_fields['local_llm'].default}"
+    model: str = f"{LOCAL_PREFIX}{Settings.model_fields['local_llm'].default}"
     settings: Settings | None = Field(default=None, exclude=True, repr=False,
                                       description="defaults to get_settings() at call time")
 
     @classmethod
     def supported_models(cls) -> list[str]:
-        return [r"local/.*"]
+        return [rf"{LOCAL_PREFIX}.*"]
 
     @property
     def capabilities(self) -> Any:
@@ -453,7 +453,6 @@ def register_local_llm() -> None:
 
 
 __all__ = [
-    "MODEL_PREFIX",
     "LocalLlamaLlm",
     "fit_to_context",
     "forget_prompts",

@@ -20,7 +20,8 @@ CHATML_TAIL = "<|im_end|>\n<|im_start|>assistant\n"
 
 
 class ScoringUnsupported(RuntimeError):
-    """The model's chat template is not ChatML: tails cannot be appended to a shared prefix safely."""
+    """This model cannot give the logits: its chat template is not ChatML (tails cannot be appended to a shared
+    prefix safely), its provider returns no logprobs, or the gate is configured to grade in JSON."""
 
 
 @dataclass

@@ -1,18 +1,17 @@
 """What kind of question is this? Exact article lookup, keyword query, or a semantic (colloquial) question.
 
-The type decides the fusion weights (see `fusion.CHANNEL_WEIGHTS`): exact references are looked up directly
-and pinned first; keyword queries trust the BM25 arm as much as the dense arm; colloquial questions lean on
-the dense arm, because the keyword arm ranks wrong articles high on them (measured, see README).
+The type decides the fusion weights (`fusion.CHANNEL_WEIGHTS`, chosen by cross-validation: docs/evaluation.md,
+"Retrieval"): exact references are looked up directly and pinned first; the other types lean on the dense arm,
+the keyword arms breaking its ties, because the keyword arms rank wrong articles high on colloquial questions.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
 
 from ..legal.refs import ArticleRef, find_article_refs, strip_refs
+from .types import QueryType
 
-QueryType = Literal["exact", "keyword", "semantic"]
 
 # What may surround a bare reference without it being more than a lookup ("第28条是什么内容？").
 _LOOKUP_FILLER = re.compile(

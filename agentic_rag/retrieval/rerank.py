@@ -2,7 +2,8 @@
 
 A real cross-encoder (BAAI/bge-reranker-v2-m3 after ``download_models.py --source hub``, or any
 sentence-transformers CrossEncoder folder in RERANKER_MODEL) is used when present. The offline pack has no
-Chinese cross-encoder, so by default nothing reranks: the README gives the measurements behind that choice.
+Chinese cross-encoder, so by default nothing reranks: docs/evaluation.md ("Reranking on the offline default")
+gives the measurements behind that choice.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import pytest
 from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.grade.agent import GradeStage, parse_quality, rule_verdict
 from agentic_rag.stages.grade.judge import Calibration, calibration, judge
-from agentic_rag.state import ATTEMPT_QUALITY, ATTEMPT_RETRIEVAL, QUESTION, ROUTE, Route
+from agentic_rag.state import ATTEMPT_QUALITY, ATTEMPT_RETRIEVAL, QUESTION, RAW_GRADE, ROUTE, Route
 from tests.fakes.adk import run_agent
 from tests.fakes.mock_model import MockModel, MockScoringModel
 
@@ -150,7 +150,7 @@ def test_the_embedded_model_grades_by_scoring_one_tail_per_article(fake_settings
     # the task is the end of the prefix (evaluated once); each article adds only a short tail that names it
     assert prefix.endswith("只回答“是”或“否”。\n") and "第10条" in tails[0] and "第23条" in tails[1]
     assert max(map(len, tails)) < 20
-    assert "logit" in state["raw_grade"]
+    assert "logit" in RAW_GRADE.get(state)
 
 
 def test_the_signals_gate_judges_without_a_model_call(fake_settings):
@@ -162,7 +162,7 @@ def test_the_signals_gate_judges_without_a_model_call(fake_settings):
     r.signals = signals(cos=0.8, margin=0.3, lexical=0.8)
     state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(r)})
     q = ATTEMPT_QUALITY.get(state)
-    assert model.scored == [] and model.requests == [] and "无模型调用" in state["raw_grade"]
+    assert model.scored == [] and model.requests == [] and "无模型调用" in RAW_GRADE.get(state)
     assert q.source == "calibrated" and q == judge(r, r.articles, [0.0, 0.0], 32, calibration("signals"))
     assert q.article_relevance["p#10"] > q.article_relevance["p#23"]  # rank and cosine, not a logit
 

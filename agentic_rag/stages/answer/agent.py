@@ -61,8 +61,11 @@ from .deciding import Embed, embedder_similarity, is_remedy, rank_clauses
 from .stream import VerifiedStream
 from .support import REPEATED, judge_sentence, repeats_quote, support_model
 
-SENTENCE_TOKENS = 120
-SECOND_ARTICLE_P = 0.5  # a second governing article is quoted when judged about as relevant as the first  # one sentence of ≤ 60 characters per ask, with room to spare
+SENTENCE_TOKENS = 120  # one sentence of ≤ 60 characters per ask, with room to spare
+# A second governing article is quoted when judged about as relevant as the first: P(relevant) at least this, and
+# within SECOND_ARTICLE_MARGIN of the first's.
+SECOND_ARTICLE_P = 0.5
+SECOND_ARTICLE_MARGIN = 0.15
 SUPPORT_TAIL = "【任务】核对：下面这句话能否由上面的法条直接得出？只回答“是”或“否”。\n句子：{sentence}"
 _LINE_NUMBER = re.compile(r"^\s*\d+[.、．)]\s*")
 # What a model used to a report form puts around its sentence: headings, list and quote marks, a bold label.
@@ -233,8 +236,8 @@ class AnswerStage(LlmStage):
             decision = decide(question, best.clause if best else None)
             plan = form.AskPlan(question=question, label=decision.label, rule=decision.rule,
                                 article=best.article if best else None, clause=best.clause if best else None)
-            if len(asks) == 1 and len(own) > 1 and (own[1].relevance or 0) >= max(SECOND_ARTICLE_P,
-                                                                                  (own[0].relevance or 0) - 0.15):
+            if len(asks) == 1 and len(own) > 1 and (own[1].relevance or 0) >= max(
+                    SECOND_ARTICLE_P, (own[0].relevance or 0) - SECOND_ARTICLE_MARGIN):
                 second = next((r for r in rank_clauses(question, own[1:2], embed) if not is_remedy(r.clause)), None)
                 plan.extra = [(second.article, second.clause)] if second else []
             plans.append(plan)

@@ -17,9 +17,9 @@ from ...legal.modality import Clause
 from ...legal.modality import modality as modality_of
 from ...legal.numerals import cn_to_int
 from ...retrieval.tokenizer import hanzi_bigrams
+from ...state import Label
 from ..contextualise.prompt import FOLLOW_UP_MARK
 
-Label = Literal["可以", "不可以", "需要", "不需要", "视情况", "说明"]
 AskKind = Literal["howto", "info", "need", "right", "permission"]
 POLARITY_LABELS: tuple[Label, ...] = ("可以", "不可以", "需要", "不需要", "视情况")
 

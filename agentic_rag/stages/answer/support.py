@@ -23,7 +23,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ...legal.numerals import cn_to_int
-from .conclusion import stated_label
+from .conclusion import OPPOSITE, stated_label
 
 # 3倍, 三倍, 百分之五, 30日, 三十日, 2个月, 500元, 十四周岁 …
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?|[一二两三四五六七八九十百千零〇]+)(?=\s*(倍|日|天|个月|月|年|元|万元|周岁|岁|小时|个工作日|%|项|次))"
@@ -112,8 +112,7 @@ def polarity_ok(sentence: str, label: str | None) -> bool:
     said = stated_label(sentence)
     if label is None or said is None or said == label:
         return True
-    opposite = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
-    return said != opposite.get(label)
+    return said != OPPOSITE.get(label)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 
 Unparseable output or a failed call falls back to the original question, with the reason recorded; retrieval
 always also runs the original question, so a bad rewrite can add noise but never lose the user's words. A pure
-article lookup (第五十七条是什么) and a keyword query (敏感个人信息 单独同意) are not rewritten: nothing a rewriter
-adds can beat the exact lookup, and the question's own terms already find every gold article of the keyword
-questions (retrieval R@5 1.000 on that type, README), so the call would only cost time. Nor, by default, is any
+article lookup (第五十七条是什么) and a keyword query (敏感个人信息 单独同意) are not rewritten before their first
+retrieval: nothing a rewriter adds can beat the exact lookup, and the question's own terms already find every gold
+article of the keyword questions (retrieval R@5 1.000 on that type, docs/evaluation.md "Retrieval"), so the call
+would only cost time. Nor, by default, is any
 question before its first retrieval: with the embedded model the rewrite lowered semantic questions' R@5 and MRR
 (eval/rewrite_effect.py); `REWRITE_FIRST_ATTEMPT=true` turns it on. On a retry the rewrite is asked to cover what
 the grader said was missing.

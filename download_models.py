@@ -31,9 +31,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from agentic_rag.knowledge.corpus import file_sha256
+from agentic_rag.weights import COMPLETE_MARKER
 
 ROOT = Path(__file__).resolve().parent
-COMPLETE_MARKER = ".complete.json"
 CHUNK = 1 << 20
 
 

@@ -50,6 +50,7 @@ async def run_conversation(app, messages: list[str]) -> list[dict]:
     """Ask the messages in order in one session, printing each stage's progress line as it happens and the answer
     as it streams (sentence by sentence, each checked before it is shown); return the state after each turn."""
     from .oneshot import converse
+    from .stages.answer.agent import AnswerStage
 
     started = time.perf_counter()
     streamed: list[str] = []
@@ -65,7 +66,7 @@ async def run_conversation(app, messages: list[str]) -> list[dict]:
                 print(f"[{time.perf_counter() - started:6.1f}s] 回答（逐句核对后显示）：", flush=True)
             streamed.append(text)
             print(text, end="", flush=True)
-        elif text.strip() and ev.author != "AnswerGeneratorAgent":
+        elif text.strip() and ev.author != AnswerStage.agent_name:
             if streamed:  # the previous turn's streamed answer is complete
                 print(f"\n[{time.perf_counter() - started:6.1f}s] 回答完毕", flush=True)
                 streamed.clear()

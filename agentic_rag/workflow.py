@@ -124,23 +124,23 @@ class ConditionalWorkflowAgent(BaseAgent):
         factory = retriever_factory or (lambda: get_retriever(settings))
         models = models or {}
 
-        def llm(cls, name_, role, description_, **kw):
-            return cls(name=name_, description=description_, settings=settings, model=models.get(role), **kw)
+        def llm(cls, role, description_, **kw):
+            return cls(name=cls.agent_name, description=description_, settings=settings, model=models.get(role), **kw)
 
         stages = dict(
-            contextualiser=llm(ContextualiseStage, "ContextualiseAgent", "contextualiser",
+            contextualiser=llm(ContextualiseStage, "contextualiser",
                                "结合对话上文：把追问改写成完整的问题（首轮与完整的问题不调用模型）"),
-            clarifier=ClarifyStage(name="ClarifyAgent", description="问题过于笼统时先追问一次（选项取自知识库的章节 / 法律）",
+            clarifier=ClarifyStage(name=ClarifyStage.agent_name, description="问题过于笼统时先追问一次（选项取自知识库的章节 / 法律）",
                                    settings=settings, retriever_factory=factory),
-            router=llm(RouterStage, "RouterAgent", "router", "问题路由：知识库 / 多意图 / 知识库之外 / 闲聊",
+            router=llm(RouterStage, "router", "问题路由：知识库 / 多意图 / 知识库之外 / 闲聊",
                        retriever_factory=factory),
-            rewriter=llm(RewriteStage, "QueryRewriterAgent", "rewriter", "查询改写：主查询、变体、关键词"),
-            retriever=RetrieveStage(name="RetrievalAgent", description="本地法条混合检索（向量 + BM25 + RRF）",
+            rewriter=llm(RewriteStage, "rewriter", "查询改写：主查询、变体、关键词"),
+            retriever=RetrieveStage(name=RetrieveStage.agent_name, description="本地法条混合检索（向量 + BM25 + RRF）",
                                     settings=settings, retriever_factory=factory),
-            grader=llm(GradeStage, "QualityEvaluatorAgent", "evaluator", "质量评估：相关性 完整性 准确性 覆盖面"),
-            web=WebStage(name="WebSearchAgent", description="网络检索补充（SerpAPI / Tavily / 博查）",
+            grader=llm(GradeStage, "evaluator", "质量评估：相关性 完整性 准确性 覆盖面"),
+            web=WebStage(name=WebStage.agent_name, description="网络检索补充（SerpAPI / Tavily / 博查）",
                          settings=settings),
-            answerer=llm(AnswerStage, "AnswerGeneratorAgent", "answer", "生成带条文引用的法律咨询意见",
+            answerer=llm(AnswerStage, "answer", "生成带条文引用的法律咨询意见",
                          retriever_factory=factory))
         super().__init__(name=name, description=description, sub_agents=list(stages.values()), **stages)
         self._settings = settings

@@ -28,7 +28,7 @@ def evaluate_routing(rows: list[dict], settings: Settings) -> dict:
     from ..stages.router.agent import RouterStage
 
     retriever = get_retriever(settings)
-    stage = RouterStage(name="RouterAgent", settings=settings, retriever_factory=lambda: retriever)
+    stage = RouterStage(name=RouterStage.agent_name, settings=settings, retriever_factory=lambda: retriever)
     results = []
     for row in rows:
         route = ROUTE.get(asyncio.run(ask_stage(stage, row["query"])))

@@ -60,6 +60,7 @@ def user_text(content: types.Content | None) -> str:
 class Stage(BaseAgent):
     model_config = ConfigDict(arbitrary_types_allowed=True)
     key: ClassVar[str]  # the stage's name in the question's timings
+    agent_name: ClassVar[str]  # its ADK agent name: the author of its events (what clients and the Dev UI show)
     writes: ClassVar[tuple[Slot, ...]] = ()  # the state slots this stage writes (and no other stage does)
     _settings: Settings = PrivateAttr()
     _accounts: Accounts = PrivateAttr()

@@ -72,6 +72,7 @@ def options_from(articles: list[Article], kb_laws: list[str]) -> list[str]:
 
 class ClarifyStage(Stage):
     key: ClassVar[str] = "clarify"
+    agent_name: ClassVar[str] = "ClarifyAgent"
     writes: ClassVar[tuple[Slot, ...]] = (CLARIFY,)
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:

@@ -86,6 +86,7 @@ def summarize(result: Retrieval) -> str:
 
 class RetrieveStage(Stage):
     key: ClassVar[str] = "retrieve"
+    agent_name: ClassVar[str] = "RetrievalAgent"
     writes: ClassVar[tuple[Slot, ...]] = (ATTEMPT_RETRIEVAL,)
 
     def retriever(self) -> LocalRetriever:

@@ -12,6 +12,7 @@ from typing import ClassVar
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 
+from ..legal.laws import short
 from ..safety.fence import clean, clean_url
 from ..state import KB_LAW, QUESTION, REWRITE, WEB, Slot, WebOutcome, WebResult
 from ..web import make_provider
@@ -25,7 +26,7 @@ NOT_CONFIGURED = "未配置网络检索服务（SERPAPI_API_KEY / TAVILY_API_KEY
 def web_query(state) -> str:
     rewrite = REWRITE.get(state)
     query = rewrite.main_query if rewrite else QUESTION.get(state, "")
-    law = (KB_LAW.get(state) or "").removeprefix("中华人民共和国")  # the short name people search with
+    law = short(KB_LAW.get(state) or "")  # the short name people search with
     return f"{query} {law}".strip()
 
 
@@ -37,6 +38,7 @@ def cleaned(outcome: WebOutcome, snippet_chars: int) -> WebOutcome:
 
 class WebStage(Stage):
     key: ClassVar[str] = "web"
+    agent_name: ClassVar[str] = "WebSearchAgent"
     writes: ClassVar[tuple[Slot, ...]] = (WEB,)
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         outcome = await self._search(ctx)

@@ -171,6 +171,7 @@ def split_lines(text: str, n: int) -> list[str]:
 
 class AnswerStage(LlmStage):
     key: ClassVar[str] = "answer"
+    agent_name: ClassVar[str] = "AnswerGeneratorAgent"
     writes: ClassVar[tuple[Slot, ...]] = (FINAL_ANSWER, CITATIONS, PATH, ANSWER,)
     role: str = "answer"
     _clause_vectors: dict = PrivateAttr(default_factory=dict)

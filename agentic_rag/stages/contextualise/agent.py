@@ -59,6 +59,7 @@ def titles(turn: Turn) -> list[str]:
 
 class ContextualiseStage(LlmStage):
     key: ClassVar[str] = "contextualise"
+    agent_name: ClassVar[str] = "ContextualiseAgent"
     writes: ClassVar[tuple[Slot, ...]] = (QUESTION, CONTEXT, RAW_CONTEXTUALISE,)
     role: str = "contextualiser"
 

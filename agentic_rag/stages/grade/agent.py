@@ -43,6 +43,7 @@ from .rules import confirmed_verdict, failed, rule_verdict
 
 class GradeStage(LlmStage):
     key: ClassVar[str] = "grade"
+    agent_name: ClassVar[str] = "QualityEvaluatorAgent"
     writes: ClassVar[tuple[Slot, ...]] = (ATTEMPT_QUALITY, RAW_GRADE,)
     role: str = "evaluator"
 
@@ -64,7 +65,7 @@ class GradeStage(LlmStage):
         delta = merge(ATTEMPT_QUALITY.delta(quality), RAW_GRADE.delta(raw))
         yield self.emit(ctx, delta, quality.summary())
 
-    def _evidence(self) -> str:
+    def _gate_mode(self) -> str:
         """signals | logits | json (`gate_mode`); auto: logits (the JSON grade when the model gives none)."""
         return "logits" if self.settings.gate_mode == "auto" else self.settings.gate_mode
 
@@ -72,7 +73,7 @@ class GradeStage(LlmStage):
         state = ctx.session.state
         one_law = KB_LAW.get(state) is not None
         articles = prompt_articles(retrieval.articles)
-        evidence = self._evidence()
+        evidence = self._gate_mode()
         if evidence == "signals":  # the retrieval evidence alone: no model call
             quality = judge(retrieval, articles, [0.0] * len(articles), self.settings.quality_threshold,
                             calibration("signals"))

@@ -53,6 +53,7 @@ def progress_line(rewrite: Rewrite) -> str:
 
 class RewriteStage(LlmStage):
     key: ClassVar[str] = "rewrite"
+    agent_name: ClassVar[str] = "QueryRewriterAgent"
     writes: ClassVar[tuple[Slot, ...]] = (REWRITE, RAW_REWRITE,)
     role: str = "rewriter"
 

@@ -69,6 +69,7 @@ def decide(question: str, best: float | None, kb_laws: list[str], floor: float,
 
 class RouterStage(LlmStage):
     key: ClassVar[str] = "route"
+    agent_name: ClassVar[str] = "RouterAgent"
     writes: ClassVar[tuple[Slot, ...]] = (KB_LAW, KB_LAWS, ROUTE, RAW_ROUTE,)
     role: str = "router"
 

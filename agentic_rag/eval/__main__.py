@@ -152,11 +152,9 @@ COMMANDS = {"retrieval": _retrieval, "e2e": _e2e, "route": _route, "answers": _a
             "conversation": _conversation, "adk-evalsets": _adk_evalsets, "report": _report}
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse_retrieval(sub) -> None:
     from .retrieval import DEFAULT_MATCHERS, EVAL_MATCHERS
 
-    p = argparse.ArgumentParser(prog="python -m agentic_rag.eval", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("retrieval", help="recall@k / MRR@10 / nDCG@10 per matcher on the current index")
     r.add_argument("--dataset", type=Path, required=True)
     r.add_argument("--matchers", nargs="+", default=list(DEFAULT_MATCHERS), choices=list(EVAL_MATCHERS))
@@ -164,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--data-dir", type=Path, help="index to evaluate (default: DATA_DIR)")
     r.add_argument("--json", type=Path, help="also write the JSON result here")
     r.add_argument("--png", type=Path, help="write a bar chart here")
+
+
+def _parse_e2e(sub) -> None:
     e = sub.add_parser("e2e", help="run the whole agent; path, scores, citation precision/recall, latency")
     e.add_argument("--dataset", type=Path, required=True)
     e.add_argument("--model", help="LiteLLM model string or local/<gguf> (default: the configured model)")
@@ -177,11 +178,17 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--ids", type=Path, help="only these question ids: a JSON list, or an object with test_ids "
                                             "(eval/results/gate_calibration.json)")
     e.add_argument("--json", type=Path, help="also write the JSON result here")
+
+
+def _parse_route(sub) -> None:
     o = sub.add_parser("route", help="routing accuracy per question type (the router stage alone)")
     o.add_argument("--dataset", type=Path, required=True)
     o.add_argument("--model", help="the model the router asks when its signals disagree")
     o.add_argument("--data-dir", type=Path, help="index to use (default: DATA_DIR)")
     o.add_argument("--json", type=Path, help="also write the JSON result here")
+
+
+def _parse_answers(sub) -> None:
     a = sub.add_parser("answers", help="what the answers say: conclusion, key points, wrong claims, governing "
                                        "articles, refusals (eval/answers_eval.jsonl, both knowledge bases)")
     a.add_argument("--dataset", type=Path, default=Path("eval/answers_eval.jsonl"))
@@ -193,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--limit", type=int)
     a.add_argument("--checkpoint", type=Path, help="append each finished question here; skip those already in it")
     a.add_argument("--json", type=Path, help="also write the JSON result here")
+
+
+def _parse_conversation(sub) -> None:
     c = sub.add_parser("conversation", help="multi-turn conversations: follow-ups answered from gold, clarifying "
                                             "questions, contextualise calls; --mode off asks every turn alone")
     c.add_argument("--dataset", type=Path, required=True)
@@ -207,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--checkpoint", type=Path,
                    help="append each finished conversation here (JSONL) and skip those already in it")
     c.add_argument("--json", type=Path, help="also write the JSON result here")
+
+
+def _parse_adk_evalsets(sub) -> None:
     k = sub.add_parser("adk-evalsets", help="ADK evalsets (+ test_config*.json) from the labelled sets, for "
                                             "`adk eval agentic_rag agentic_rag/<set>.evalset.json` and the Dev UI")
     k.add_argument("--out", type=Path, default=PROJECT_ROOT / "agentic_rag",
@@ -214,11 +227,26 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--ids", help="only these answers_eval ids (comma-separated): one small answers_selected set")
     k.add_argument("--judge-model", help="a LiteLLM model string: also write test_config*_judge.json with the judge's "
                                          "criteria (rubric_based_final_response_quality_v1, final_response_match_v2)")
+
+
+def _parse_report(sub) -> None:
     t = sub.add_parser("report", help="one self-contained HTML page from the results JSON that exist")
     t.add_argument("--out", type=Path, default=PROJECT_ROOT / "docs" / "report.html")
     t.add_argument("--results", type=Path, default=PROJECT_ROOT / "eval" / "results")
     t.add_argument("--bench", type=Path, default=PROJECT_ROOT / "bench" / "results")
-    args = p.parse_args(argv)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m agentic_rag.eval", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in (_parse_retrieval, _parse_e2e, _parse_route, _parse_answers, _parse_conversation,
+                _parse_adk_evalsets, _parse_report):
+        add(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         result = COMMANDS[args.command](args)

@@ -61,13 +61,15 @@ def resolve(named: str, laws: list[str]) -> str | None:
     return matches[0] if len(matches) == 1 else None
 
 
-_NAME = re.compile(r"《([^《》]{2,40})》|([\u4e00-\u9fff]{1,30}?(?:法典|法|条例))")
+# A law's name as people write it: in book-title marks, or words ending in 法典 / 法 / 条例 (the span may start
+# with other words of the sentence).
+LAW_NAME = re.compile(r"《([^《》]{2,40})》|([\u4e00-\u9fff]{1,30}?(?:法典|法|条例))")
 
 
 def laws_named(text: str, laws: list[str]) -> list[str]:
     """The laws of `laws` that `text` names anywhere (劳动合同法里…, 按消法…, 《民法典》…), in order."""
     found: list[str] = []
-    for m in _NAME.finditer(text):
+    for m in LAW_NAME.finditer(text):
         law = resolve(m.group(1) or m.group(2), laws)
         if law and law not in found:
             found.append(law)

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...legal.laws import national_title
+from ...legal.laws import LAW_NAME, national_title
 from ...legal.refs import find_article_refs
 from ...retrieval.analysis import analyze_query
 from ...retrieval.tokenizer import default_legal_terms
@@ -41,7 +41,6 @@ _PHRASES = re.compile(r"会被罚|被罚|罚多少|罚款吗|怎么罚|怎么处
 _ELLIPSIS_END = re.compile(r"呢\s*[？?]?\s*$")
 _PUNCT = re.compile(r"[\s，,。．.！!？?；;：:、“”\"'‘’（）()《》【】\[\]…—-]+")
 _FILLER = re.compile(r"[吗呢吧啊呀哦嘛了的]")
-_LAW_NAME = re.compile(r"《[^《》]{2,40}》|[\u4e00-\u9fff]{1,30}?(?:法典|法|条例)")
 SHORT_CHARS = 12  # content characters below which a message cannot stand alone (那体检报告呢 → 4)
 SHORT_POINTER_CHARS = 20  # a pointer anywhere in a message this short refers back
 _SUMMING = frozenset({"这些", "那些", "这种", "那种", "这类", "那类"})
@@ -81,7 +80,7 @@ def topic_switch(message: str) -> str | None:
 def law_names(text: str) -> list[str]:
     """The names of national laws in the text, as written (个人信息保护法, 《民法典》, 消法 …)."""
     found = []
-    for m in _LAW_NAME.finditer(text):
+    for m in LAW_NAME.finditer(text):
         span = m.group(0)
         if span.startswith("《"):
             if national_title(span):

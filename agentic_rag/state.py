@@ -14,7 +14,7 @@ from .retrieval.types import Article, Retrieval
 
 T = TypeVar("T")
 
-Path = Literal["pass", "hedged", "web", "none", "rejected", "error", "degraded", "chitchat", "out_of_kb", "clarify"]
+AnswerPath = Literal["pass", "hedged", "web", "none", "rejected", "error", "degraded", "chitchat", "out_of_kb", "clarify"]
 RouteKind = Literal["kb", "chitchat", "out_of_kb", "multi"]
 Verdict = Literal["pass", "fail", "unreadable", "model_error"]
 # CRAG's three actions: answer (correct), answer hedged from the best articles (ambiguous), search the web or say the
@@ -266,9 +266,9 @@ RETRIEVAL: Slot[Retrieval] = Slot("retrieval", Retrieval)
 QUALITY: Slot[Quality] = Slot("quality", Quality)
 ATTEMPTS: Slot[list[Attempt]] = Slot("attempts", list[Attempt])
 WEB: Slot[WebOutcome] = Slot("web_search", WebOutcome)
-BRANCH: Slot[Path] = Slot("branch", Path)  # the path the workflow chose; the answer stage says how it went (PATH)
+BRANCH: Slot[AnswerPath] = Slot("branch", AnswerPath)  # the path the workflow chose; the answer stage says how it went (PATH)
 NOTICE: Slot[str] = Slot("notice", str)  # the workflow's message for a rejected question or a failure
-PATH: Slot[Path] = Slot("path", Path)
+PATH: Slot[AnswerPath] = Slot("path", AnswerPath)
 CITATIONS: Slot[Citations] = Slot("citations", Citations)
 ANSWER: Slot[Answer] = Slot("answer", Answer)
 FINAL_ANSWER: Slot[str] = Slot("final_answer", str)

@@ -14,7 +14,8 @@ from .retrieval.types import Article, Retrieval
 
 T = TypeVar("T")
 
-AnswerPath = Literal["pass", "hedged", "web", "none", "rejected", "error", "degraded", "chitchat", "out_of_kb", "clarify"]
+AnswerPath = Literal["pass", "hedged", "web", "none", "rejected", "error", "degraded", "chitchat", "out_of_kb",
+                     "clarify"]
 RouteKind = Literal["kb", "chitchat", "out_of_kb", "multi"]
 Verdict = Literal["pass", "fail", "unreadable", "model_error"]
 # CRAG's three actions: answer (correct), answer hedged from the best articles (ambiguous), search the web or say the
@@ -30,7 +31,7 @@ class Route(BaseModel):
 
     kind: RouteKind
     reason: str = ""
-    source: str = "rule"  # rule | llm | off (loop disabled)
+    source: str = "rule"  # rule | llm | fallback (the model failed or was unreadable: kb) | off (loop disabled)
     signals: dict[str, Any] = Field(default_factory=dict)
     sub_questions: list[str] = Field(default_factory=list)  # multi-intent: at most MAX_SUB_QUESTIONS
     topic: str = ""  # out_of_kb: what the question seems to concern
@@ -67,7 +68,9 @@ class Quality(BaseModel):
     threshold: int
     passed: bool
     verdict: Verdict
-    source: str  # llm | calibrated | rule:no_results | rule:exact_lookup | rule:low_relevance | error
+    # llm | calibrated | rule:no_results | rule:exact_lookup | rule:confirmed (a picked article) | rule:low_relevance
+    # | error
+    source: str
     error: str | None = None
     missing: str = ""  # what the grader says is missing: the next attempt's rewrite uses it
     relevant: list[str] = Field(default_factory=list)  # ids of the articles judged relevant
@@ -266,7 +269,8 @@ RETRIEVAL: Slot[Retrieval] = Slot("retrieval", Retrieval)
 QUALITY: Slot[Quality] = Slot("quality", Quality)
 ATTEMPTS: Slot[list[Attempt]] = Slot("attempts", list[Attempt])
 WEB: Slot[WebOutcome] = Slot("web_search", WebOutcome)
-BRANCH: Slot[AnswerPath] = Slot("branch", AnswerPath)  # the path the workflow chose; the answer stage says how it went (PATH)
+# the path the workflow chose; the answer stage says how it went (PATH)
+BRANCH: Slot[AnswerPath] = Slot("branch", AnswerPath)
 NOTICE: Slot[str] = Slot("notice", str)  # the workflow's message for a rejected question or a failure
 PATH: Slot[AnswerPath] = Slot("path", AnswerPath)
 CITATIONS: Slot[Citations] = Slot("citations", Citations)

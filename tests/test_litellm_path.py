@@ -137,7 +137,8 @@ def test_provider_variables_in_the_env_file_reach_litellm_outside_the_adk_cli(mo
 
     with FakeOpenAIServer(lambda body: "来自.env") as srv:
         env = tmp_path / ".env"
-        env.write_text(f"DEEPSEEK_API_BASE={srv.base_url}\nOPENAI_API_BASE=http://from-file\n", encoding="utf-8")
+        env.write_text(f"DEEPSEEK_API_BASE={srv.base_url}\nOPENAI_API_BASE=http://from-file\n",
+                       encoding="utf-8")
         monkeypatch.setattr(models, "ENV_FILE", str(env))
         for name, value in (("DEEPSEEK_API_BASE", None), ("OPENAI_API_BASE", "http://from-shell")):
             monkeypatch.setenv(name, "placeholder")  # recorded, so that the test leaves the environment as it was

@@ -205,5 +205,6 @@ def test_the_process_wide_retriever_is_per_settings(monkeypatch, tmp_path):
     monkeypatch.setattr(module.LocalRetriever, "from_settings", classmethod(lambda cls, s: ("loaded", s.data_dir)))
     a = Settings(_env_file=None, data_dir=tmp_path / "a")
     b = Settings(_env_file=None, data_dir=tmp_path / "b")
-    assert module.get_retriever(a) == ("loaded", tmp_path / "a") and module.get_retriever(b) == ("loaded", tmp_path / "b")
+    assert module.get_retriever(a) == ("loaded", tmp_path / "a")
+    assert module.get_retriever(b) == ("loaded", tmp_path / "b")
     assert module.get_retriever(a) is module.get_retriever(a.model_copy())  # loaded once per settings

@@ -1,11 +1,13 @@
-"""ClarifyStage: one clarifying question for a question too vague to retrieve for (渐进式追问, the design's quality self-check).
+"""ClarifyStage: one clarifying question for a question too vague to retrieve for (渐进式追问, from the design's
+quality self-check).
 
 Runs only when the contextualise stage marked a first message `vague` (a generic form such as 怎么办 / 合法吗 with no
 content noun: `contextualise.signals.vague`). Retrieval signals are not part of that decision: on the eval set's PIPL
-openers the best dense cosine of vague and clear ones overlaps completely (0.26–0.60 vs 0.27–0.60, measured when this stage was built). No model call: the question asked back is chosen by the message's
-form (what happened? / which practice?), and its numbered options come from the knowledge base itself — the
-chapters and sections of the articles the vague question retrieves (a one-law knowledge base), or its laws, those
-the question retrieves first (several laws). Nothing is invented: an index without structure gets no options.
+openers the best dense cosine of vague and clear ones overlaps completely (0.26–0.60 vs 0.27–0.60, measured when
+this stage was built). No model call: the question asked back is chosen by the message's form (what happened? /
+which practice?), and its numbered options come from the knowledge base itself — the chapters and sections of the
+articles the vague question retrieves (a one-law knowledge base), or its laws, those the question retrieves first
+(several laws). Nothing is invented: an index without structure gets no options.
 
 A separate stage rather than part of the contextualise stage because it needs the knowledge base (a retrieval for
 the options) and writes its own typed output (CLARIFY); the answer stage writes the final text from it, like its

@@ -26,7 +26,8 @@ REWRITE = {"main_query": "未满十四周岁未成年人个人信息处理需要
            "keywords": ["不满十四周岁", "监护人", "同意"], "domain": "个人信息保护", "complexity": "simple"}
 GRADE = {"relevance": 9, "completeness": 8, "accuracy": 9, "coverage": 8}
 # The model writes one sentence after the conclusion the code decided (需要, from 第三十一条's 应当 and the child's age).
-SENTENCE = "处理不满十四周岁未成年人个人信息应当取得父母或者其他监护人的同意。"
+# The model's own words, not the clause again (a second copy of the quoted clause is not shown).
+SENTENCE = "孩子不满十四周岁，收集他的个人信息应当取得您作为父母的同意。"
 ANSWER = "需要，" + SENTENCE
 FORM_START = "**结论**：需要。" + SENTENCE
 QUESTION = "我家孩子10岁，App收集他的信息要我同意吗？"
@@ -239,8 +240,8 @@ def test_adk_run_streams_the_answer_while_the_model_is_still_writing(server):
     code's label is shown while the model is still generating; the sentence follows once, checked, then the quoted
     clause, and the model's second sentence (an invented article) is never shown."""
     resume, seen = threading.Event(), []
-    server["script"].answer = Held(first="需要，处理不满十四周岁未成年人个人信息", resume=resume,
-                                   rest="应当取得父母或者其他监护人的同意。另见第二百零一条！")
+    server["script"].answer = Held(first="需要，孩子不满十四周岁，收集他的个人信息", resume=resume,
+                                   rest="应当取得您作为父母的同意。另见第二百零一条！")
     adk = Path(sys.executable).with_name("adk")
     proc = hermetic.popen([str(adk), "run", "--session_service_uri", f"sqlite:///{server['tmp'] / 'run2.db'}",
                            APP, QUESTION], cwd=PROJECT_ROOT, env_extra=server["env"], stdin=subprocess.DEVNULL,

@@ -31,7 +31,7 @@ pytestmark = [
 ]
 # The model's one sentence; the rest of the answer (**结论**, **依据** …) is written by code, in Markdown the page
 # must render as bold, never as literal asterisks.
-ANSWER = "需要，处理不满十四周岁未成年人个人信息应当取得父母或者其他监护人的同意。"
+ANSWER = "需要，孩子不满十四周岁，收集他的个人信息应当取得您作为父母的同意。"
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync"]
 FIRST_ANSWER_MS = 120_000  # the first question also loads the embedder

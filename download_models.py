@@ -30,6 +30,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from agentic_rag.env_file import env_file
 from agentic_rag.knowledge.corpus import file_sha256
 from agentic_rag.weights import COMPLETE_MARKER
 
@@ -225,12 +226,10 @@ def fetch_hub(model: HubModel, models_dir: Path) -> Path:
 
 
 def default_models_dir() -> Path:
-    """MODELS_DIR as `agentic_rag.config` reads it (environment, then the env file). Not through `config` itself:
-    importing it makes the process offline, and `--source hub` downloads."""
+    """MODELS_DIR as `agentic_rag.config` reads it (environment, then the env file), without importing `config`."""
     from dotenv import dotenv_values
 
-    env_file = os.environ.get("AGENTIC_RAG_ENV_FILE", str(ROOT / ".env"))
-    from_file = {k.upper(): v for k, v in dotenv_values(env_file).items()}
+    from_file = {k.upper(): v for k, v in dotenv_values(env_file()).items()}
     return Path(os.environ.get("MODELS_DIR") or from_file.get("MODELS_DIR") or ROOT / "models")
 
 

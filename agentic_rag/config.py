@@ -17,10 +17,9 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from . import offline  # noqa: F401  (sets the offline environment before any model library is imported)
+from .env_file import PROJECT_ROOT, env_file
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-# Tests point this at /dev/null so that a developer's .env (a real SerpAPI key …) never leaks into them.
-ENV_FILE = os.environ.get("AGENTIC_RAG_ENV_FILE", str(PROJECT_ROOT / ".env"))
+ENV_FILE = env_file()
 
 WebProviderName = Literal["auto", "serpapi", "tavily", "bocha", "none"]
 

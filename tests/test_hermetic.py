@@ -56,7 +56,7 @@ def planted(tmp_path) -> Path:
     root, above the agent's folder): the real project's `.env` is never touched."""
     package = tmp_path / "agentic_rag"
     package.mkdir()
-    for name in ("__init__.py", "config.py", "offline.py"):
+    for name in ("__init__.py", "config.py", "env_file.py", "offline.py"):
         shutil.copy(PROJECT_ROOT / "agentic_rag" / name, package / name)
     (tmp_path / ".env").write_text("".join(f"{k}={v}\n" for k, v in PLANTED.items()), encoding="utf-8")
     (tmp_path / "child.py").write_text(CHILD, encoding="utf-8")

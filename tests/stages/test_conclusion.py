@@ -189,7 +189,7 @@ def test_a_bare_list_introduction_is_not_listed_as_a_condition_but_its_items_are
 
     article = Article(id="13", title="第十三条", law="个人信息保护法", article=13, article_cn="第十三条", text=ART_13)
     deciding = by_text(ART_13, "依照本法其他有关规定")
-    listed = [c.quote for c in conditions(article, deciding)]
+    listed = [c.quote for c in conditions(article, deciding, "公司处理我的信息需要我同意吗？")]
     assert listed and not any(q.rstrip().endswith("：") for q in listed)
     assert any("取得个人的同意" in q for q in listed)
 
@@ -223,7 +223,7 @@ def test_a_list_introduction_whose_items_come_after_another_sentence_is_not_a_co
             "应当停止除存储和采取必要的安全保护措施之外的处理。")  # 第四十七条: its first sentence is too long to quote whole
     article = Article(id="47", title="第四十七条", law="pipl", article=47, article_cn="第四十七条", text=text)
     deciding = by_text(text, "处理目的已实现")
-    listed = [c.quote for c in conditions(article, deciding)]
+    listed = [c.quote for c in conditions(article, deciding, "我注销了账号，平台得删掉我的信息吗？")]
     assert not any(q.startswith("有下列情形之一的") for q in listed)
     assert any("保存期限未届满" in q for q in listed)
 
@@ -236,8 +236,25 @@ def test_the_other_items_of_a_list_of_alternatives_are_not_conditions_of_the_dec
     # ans-pipl-032: a news report (an item of 第十三条) was answered with consent (一) and contract (二) listed under
     # 条件与例外 — they are other lawful grounds, not conditions of this one.
     article = Article(id="13", title="第十三条", law="个人信息保护法", article=13, article_cn="第十三条", text=ART_13)
-    listed = [c.quote for c in conditions(article, by_text(ART_13, "紧急情况下"))]
+    listed = [c.quote for c in conditions(article, by_text(ART_13, "紧急情况下"), "新闻报道能用我的照片吗？")]
     assert not any("取得个人的同意；" in q or "订立、履行" in q for q in listed)
     assert any("不需取得个人同意" in q for q in listed)  # the article's own exception for items (二)-(七) stays
     labour = Article(id="40", title="第四十条", law="劳动合同法", article=40, article_cn="第四十条", text=LABOUR_40)
-    assert not [c for c in conditions(labour, by_text(LABOUR_40, "（一）")) if c.item]
+    assert not [c for c in conditions(labour, by_text(LABOUR_40, "（一）"), "公司能因为我病了辞退我吗？") if c.item]
+
+
+def test_a_clause_naming_the_condition_of_its_own_rule_is_listed_only_when_it_is_about_the_question():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import conditions
+
+    # ans-pipl-017: copying one's running data was answered with 第四十五条's portability sentence under 条件与例外
+    # (「…符合国家网信部门规定条件的，…应当提供转移的途径」): the condition of another right, not of this one.
+    art_45 = ("个人有权向个人信息处理者查阅、复制其个人信息；有本法第十八条第一款、第三十五条规定情形的除外。个人请求查阅、"
+              "复制其个人信息的，个人信息处理者应当及时提供。个人请求将个人信息转移至其指定的个人信息处理者，符合国家网信"
+              "部门规定条件的，个人信息处理者应当提供转移的途径。")
+    article = Article(id="45", title="第四十五条", law="个人信息保护法", article=45, article_cn="第四十五条", text=art_45)
+    deciding = by_text(art_45, "应当及时提供")
+    copy = conditions(article, deciding, "我在跑步App上记了三年运动数据，想整份复制下来，能要求平台给我一份吗？")
+    assert [c.quote for c in copy] == ["个人有权向个人信息处理者查阅、复制其个人信息；有本法第十八条第一款、第三十五条规定情形的除外。"]
+    move = conditions(article, deciding, "我想把数据转移到另一个跑步App，平台必须配合吗？")
+    assert any("转移的途径" in c.quote for c in move)  # asked about: listed

@@ -320,7 +320,7 @@ class AnswerStage(LlmStage):
         best = next((p for p in plans if p.article and p.clause), None)
         if best is None:
             return prompt.HEDGED_HEAD.rstrip() + prompt.FOOTER.format(basis=kb)
-        decides = "；".join(form.clip(c.full) for c in form.conditions(best.article, best.clause)[:2])
+        decides = "；".join(form.clip(c.full) for c in form.conditions(best.article, best.clause, best.question)[:2])
         return (prompt.HEDGED_HEAD + form.reason(best, one_law) + "\n\n" +
                 prompt.HEDGED_DECIDES.format(what=decides or prompt.HEDGED_DEFAULT) +
                 prompt.FOOTER.format(basis=form.basis([best], one_law, kb)))

@@ -67,7 +67,7 @@ def tail(plans: list[AskPlan], one_law: bool, articles: list[Article]) -> str:
     conds = []
     for p in plans:
         if p.article and p.clause:
-            conds += [(p.article, c) for c in conditions(p.article, p.clause)[:2] if c.quote not in used]
+            conds += [(p.article, c) for c in conditions(p.article, p.clause, p.question)[:2] if c.quote not in used]
             used |= {c.quote for _, c in conds}
     text = ""
     if conds:

@@ -48,6 +48,7 @@ def test_modality_of_a_sentence(text, expected):
     ("我能要求App删除我的信息吗？", "right"), ("信息被泄露了该怎么维权？", "howto"), ("第四十九条讲什么的", "info"),
     ("四十四条规定了个人的什么权利？", "info"), ("我只是个普通人，也能举报吗？", "right"),
     ("我注销了账号，平台是不是得把我的数据删掉？", "need"), ("那他们得把我的人脸照片销毁吗？", "need"),
+    ("我们把会员数据交给外包公司，公司是不是还得管着外包方怎么用？", "need"), ("删了以后还能得到赔偿吗？", "permission"),
     # a rule-form follow-up asks what its last follow-up asks; the earlier question only gives the facts
     ("上一问题：App收集孩子信息需要家长同意吗？；追问：那我能让它删掉吗？", "right"),
     ("上一问题：App收集孩子信息需要家长同意吗？；追问：那要是孩子15岁呢？", "need")])

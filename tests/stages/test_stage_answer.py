@@ -213,6 +213,18 @@ def test_a_how_to_question_is_answered_with_an_explanation_not_a_label(fake_sett
     assert text.startswith("**答复**：您可以向履行个人信息保护职责的部门投诉、举报。") and "结论" not in text
 
 
+def test_a_how_to_answer_whose_sentence_is_dropped_points_to_the_quote_instead_of_an_empty_heading(fake_settings):
+    # ans-ml-039: the sentence was dropped and 「**答复**：」 stood alone above 依据 (already streamed, so kept).
+    for streaming in (False, True):
+        _, final, events = answer(fake_settings, "您可以在三年内向网信办投诉并获赔五千元。", path="pass", streaming=streaming,
+                                  question="信息被泄露了我可以去哪投诉？", numbers=(65, 10), relevant=(65,))
+        text = FINAL_ANSWER.get(final)
+        assert text.startswith("**答复**：法律对此的规定见下面引用的条文。\n\n**依据**：第六十五条规定") and "五千" not in text
+        assert not ANSWER.get(final).sentences[0].kept
+        if streaming:  # what was streamed is what the final answer says
+            assert "".join(e.content.parts[0].text for e in events if e.partial) == text
+
+
 def test_a_copied_exception_after_the_label_is_a_copy_not_a_limit(fake_settings, monkeypatch):
     # ans-pipl-040: everyone signed a separate consent, so 可以 (the excepted case); the model's 「可以，取得个人单独同意的
     # 除外。」 would read 「可以。取得个人单独同意的除外。」 — the exception as if it limited the answer.

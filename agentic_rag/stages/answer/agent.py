@@ -293,8 +293,7 @@ class AnswerStage(LlmStage):
     def _compose(self, pieces: list[str | int], plans: list[form.AskPlan], sentences: list[Sentence],
                  rejected: list[list], ev: Evidence, one_law: bool, kb: str) -> tuple[str, Citations]:
         kept = {i: s.text for i, s in enumerate(sentences) if s.kept}
-        text = "".join(p if isinstance(p, str) else self._strip_label(kept.get(p, ""), plans[p].label)
-                       for p in pieces)
+        text = "".join(p if isinstance(p, str) else self._shown_sentence(kept.get(p, ""), plans[p]) for p in pieces)
         text += prompt.FOOTER.format(basis=form.basis(plans, one_law, kb))
         dropped = sum(1 for s in sentences if not s.kept and s.text and s.why != REPEATED)
         if dropped:
@@ -305,6 +304,13 @@ class AnswerStage(LlmStage):
             if number not in record.invalid:
                 record.invalid.append(number)
         return text, self._listed(record, form.quoted_articles(plans))
+
+    @classmethod
+    def _shown_sentence(cls, sentence: str, plan: form.AskPlan) -> str:
+        """What follows the ask's heading: the kept sentence without the label already shown, or, under 答复 with no
+        sentence, a line that points to the quoted clause (a bare 「**答复**：」 reads as a broken answer)."""
+        shown = cls._strip_label(sentence, plan.label)
+        return shown or (prompt.EXPLAIN_BY_QUOTE if plan.label == "说明" and plan.clause else "")
 
     @staticmethod
     def _strip_label(sentence: str, label: str) -> str:

@@ -22,6 +22,13 @@ Verdict = Literal["pass", "fail", "unreadable", "model_error"]
 # knowledge base does not cover it (incorrect).
 Action = Literal["correct", "ambiguous", "incorrect"]
 Label = Literal["可以", "不可以", "需要", "不需要", "视情况", "说明"]
+# Who decided the route: the signals alone, the model, the kb default when the model failed or was unreadable, or
+# nobody (the agentic loop is off).
+RouteSource = Literal["rule", "llm", "fallback", "off"]
+# Who graded: an API model's JSON, the calibrated judge, a rule without a model (nothing retrieved, a found lookup, a
+# picked article, an off-topic similarity), or a failed grade.
+GradeSource = Literal["llm", "calibrated", "rule:no_results", "rule:exact_lookup", "rule:confirmed",
+                      "rule:low_relevance", "error"]
 DIMENSIONS = ("relevance", "completeness", "accuracy", "coverage")
 DIMENSION_CN = {"relevance": "相关性", "completeness": "完整性", "accuracy": "准确性", "coverage": "覆盖面"}
 
@@ -31,7 +38,7 @@ class Route(BaseModel):
 
     kind: RouteKind
     reason: str = ""
-    source: str = "rule"  # rule | llm | fallback (the model failed or was unreadable: kb) | off (loop disabled)
+    source: RouteSource = "rule"
     signals: dict[str, Any] = Field(default_factory=dict)
     sub_questions: list[str] = Field(default_factory=list)  # multi-intent: at most MAX_SUB_QUESTIONS
     topic: str = ""  # out_of_kb: what the question seems to concern
@@ -68,9 +75,7 @@ class Quality(BaseModel):
     threshold: int
     passed: bool
     verdict: Verdict
-    # llm | calibrated | rule:no_results | rule:exact_lookup | rule:confirmed (a picked article) | rule:low_relevance
-    # | error
-    source: str
+    source: GradeSource
     error: str | None = None
     missing: str = ""  # what the grader says is missing: the next attempt's rewrite uses it
     relevant: list[str] = Field(default_factory=list)  # ids of the articles judged relevant
@@ -97,7 +102,7 @@ class Attempt(BaseModel):
     pinned: list[str] = Field(default_factory=list)  # looked up by number: kept in every attempt
     total: float
     passed: bool
-    source: str
+    source: GradeSource
     reason: str = ""
     stop: str | None = None  # why the loop stopped after this attempt: passed | no_progress | exhausted | …
 

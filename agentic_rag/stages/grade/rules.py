@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from ...retrieval.analysis import is_pure_lookup
-from ...state import DIMENSIONS, Quality, Retrieval, Verdict
+from ...state import DIMENSIONS, GradeSource, Quality, Retrieval, Verdict
 
 
-def failed(threshold: int, verdict: Verdict, source: str, error: str) -> Quality:
+def failed(threshold: int, verdict: Verdict, source: GradeSource, error: str) -> Quality:
     return Quality(scores={d: 0.0 for d in DIMENSIONS}, total=0.0, threshold=threshold, passed=False,
                    verdict=verdict, source=source, error=error, action="incorrect")
 

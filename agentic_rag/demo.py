@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import shlex
 import sys
 import time
 
@@ -84,7 +85,7 @@ def pick_hint(state: dict, messages: list[str]) -> str:
     conversation = CONVERSATION.get(state)
     if not (conversation and conversation.pending and conversation.pending.articles):
         return ""
-    quoted = " ".join(f'"{m}"' for m in messages)
+    quoted = " ".join(shlex.quote(m) for m in messages)  # pasted into a shell: a quote or $ in a message is kept
     return (f"\n\n提示：adk run / adk web 中直接回复序号即可按该条回答；在这里把序号接在问题后面再问一次，例如：\n"
             f"  .venv/bin/python -m agentic_rag.demo {quoted} 1")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shlex
 from typing import Any
 
 import pytest
@@ -472,7 +473,10 @@ def test_the_demo_asks_its_messages_as_one_conversation_and_says_how_to_pick_an_
     number, and given the question and 「1」 it answers from the first listed article in the same session."""
     install({**SCRIPT, "evaluator": POOR, "contextualiser": AssertionError("no call: the choice is read by rule")})
     (refused,) = asyncio.run(demo.run_conversation(app, [FIRST]))
-    assert PATH.get(refused) == "none" and f'agentic_rag.demo "{FIRST}" 1' in demo.pick_hint(refused, [FIRST])
+    assert PATH.get(refused) == "none" and f"agentic_rag.demo '{FIRST}' 1" in demo.pick_hint(refused, [FIRST])
+    # the hint is a shell command: a quote or a $ in the message must reach the demo unchanged
+    hint = demo.pick_hint(refused, ['他说"这是$HOME"合法吗'])
+    assert shlex.split(hint.split("agentic_rag.demo", 1)[1]) == ['他说"这是$HOME"合法吗', "1"]
     first, second = asyncio.run(demo.run_conversation(app, [FIRST, "1"]))
     chosen = RETRIEVAL.get(first).evidence[0]
     assert CONTEXT.get(second).confirmed == [(chosen.law, chosen.article)] and PATH.get(second) == "pass"

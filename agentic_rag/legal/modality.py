@@ -22,6 +22,9 @@ _MODALITIES: tuple[tuple[Modality, re.Pattern], ...] = (
     ("oblige", re.compile(r"应当|必须|须|负有|有义务|承担")),
 )
 EXCEPTION = re.compile(r"但是|除外|除[^，。；]{1,40}外|另有规定")
+# An article that sanctions a breach (法律责任): a fine, confiscation, an order to correct. In the PIPL 第六十六条 and
+# 第六十八条; in the other laws of the six-law base their 法律责任 chapters.
+_PENALTY = re.compile(r"罚款|没收违法所得|责令.{0,10}改正")
 _ITEM = re.compile(r"（[一二三四五六七八九十]+）")
 _SENTENCE_END = re.compile(r"(?<=[。；])")
 _FULL_STOP = re.compile(r"(?<=。)")
@@ -92,3 +95,7 @@ def clauses(text: str) -> list[Clause]:
             out.extend(Clause(body.strip(), lead=lead, item=mark, sentence=full)
                        for mark, body in zip(markers, parts[1:]) if body.strip())
     return out
+
+
+def imposes_penalty(text: str) -> bool:
+    return bool(_PENALTY.search(text))

@@ -259,3 +259,13 @@ def test_a_clause_naming_the_condition_of_its_own_rule_is_listed_only_when_it_is
     assert [c.quote for c in copy] == ["个人有权向个人信息处理者查阅、复制其个人信息；有本法第十八条第一款、第三十五条规定情形的除外。"]
     move = conditions(article, deciding, "我想把数据转移到另一个跑步App，平台必须配合吗？")
     assert any("转移的途径" in c.quote for c in move)  # asked about: listed
+
+
+@pytest.mark.parametrize("question, penalty", [
+    ("这种会被罚吗？", True), ("要是它一直不删，会有什么后果？", True), ("违反了要承担什么法律责任？", True),
+    ("要是公司硬把我辞了，得赔多少？", False), ("朋友借我的车撞了人，我作为车主要担责吗？", False),
+    ("惩罚性赔偿 三倍 欺诈", False),
+    ("上一问题：App违法收集信息会被罚吗？；追问：那我能让它删掉吗？", False)])  # the follow-up asks, not the root
+def test_a_question_about_the_sanction(question, penalty):
+    from agentic_rag.stages.answer.conclusion import asks_penalty
+    assert asks_penalty(question) is penalty

@@ -225,6 +225,25 @@ def test_a_how_to_answer_whose_sentence_is_dropped_points_to_the_quote_instead_o
             assert "".join(e.content.parts[0].text for e in events if e.partial) == text
 
 
+ART_19 = "除法律、行政法规另有规定外，个人信息的保存期限应当为实现处理目的所必要的最短时间。"
+ART_66 = ("违反本法规定处理个人信息，或者处理个人信息未履行本法规定的个人信息保护义务的，由履行个人信息保护职责的部门"
+          "责令改正，给予警告，没收违法所得，对违法处理个人信息的应用程序，责令暂停或者终止提供服务；拒不改正的，"
+          "并处一百万元以下罚款。")
+
+
+def test_a_question_about_the_sanction_is_answered_from_the_article_that_sets_it(fake_settings, monkeypatch):
+    # conv-pipl-021 (dev): 「这种会被罚吗？」 after a question about storage was answered from 第十九条, the article the
+    # gate judged most relevant to the whole rule-form question, with 第六十六条 retrieved beside it.
+    monkeypatch.setitem(TEXT, 19, ART_19)
+    monkeypatch.setitem(TEXT, 66, ART_66)
+    follow_up = "上一问题：个人信息最多能存多久？；追问：这种会被罚吗？"
+    for question, governing in ((follow_up, 66), ("上一问题：个人信息最多能存多久？；追问：那能存一辈子吗？", 19)):
+        _, final, _ = answer(fake_settings, "视情况，违法的由主管部门责令改正。", path="pass", question=question,
+                             numbers=(19, 66), relevant=(19,))
+        assert ANSWER.get(final).asks[0].article == f"{PIPL}#{governing}"
+        assert f"**依据**：{article_cn(governing)}规定" in FINAL_ANSWER.get(final)
+
+
 def test_a_copied_exception_after_the_label_is_a_copy_not_a_limit(fake_settings, monkeypatch):
     # ans-pipl-040: everyone signed a separate consent, so 可以 (the excepted case); the model's 「可以，取得个人单独同意的
     # 除外。」 would read 「可以。取得个人单独同意的除外。」 — the exception as if it limited the answer.

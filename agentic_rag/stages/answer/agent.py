@@ -26,8 +26,10 @@ from google.adk.events import Event
 from pydantic import PrivateAttr
 
 from ...conversation import offered_articles
+from ...legal.modality import imposes_penalty
 from ...llm.call import CAUSE_TEXT, ModelFailure, score
 from ...llm.scoring import ScoringUnsupported
+from ...retrieval.types import Article
 from ...safety.fence import RULE, web_block
 from ...state import (
     ANSWER,
@@ -56,8 +58,8 @@ from ..base import SYSTEM, LlmStage
 from ..evidence import label, prompt_articles, shared_prefix
 from . import form, prompt
 from .citations import Evidence, check, note
-from .conclusion import decide
-from .deciding import Embed, embedder_similarity, is_remedy, rank_clauses
+from .conclusion import asks_penalty, decide
+from .deciding import Embed, embedder_similarity, governing_order, is_remedy, rank_clauses
 from .stream import VerifiedStream
 from .support import REPEATED, judge_sentence, repeats_quote, support_model
 
@@ -86,12 +88,22 @@ def evidence_of(state) -> Evidence:
         p = quality.article_relevance if quality else {}
         relevant = set(quality.relevant) if quality else set()
         given = sorted((a for a in articles if a.id in relevant), key=lambda a: -p.get(a.id, 0.0)) or articles
-        given = [a.model_copy(update={"relevance": p.get(a.id)}) for a in given]
+        given = [a.model_copy(update={"relevance": p.get(a.id)}) for a in given + sanctions(state, articles, given)]
     web = WEB.get(state)
     web_text = "\n".join(f"{r.title} {r.snippet}" for r in web.results) if web and web.ok else ""
     laws = KB_LAWS.get(state) or sorted({a.law for a in articles})
     return Evidence(articles=given, kb_laws=laws, web_text=web_text,
                     withheld=[a for a in articles if a.id not in {g.id for g in given}])
+
+
+def sanctions(state, articles: list[Article], given: list[Article]) -> list[Article]:
+    """For a question about the sanction, the retrieved articles that set one, though not judged relevant: the gate
+    judges articles against the whole question (with a follow-up, mostly its previous question), and 第六十六条 is
+    what 「这种会被罚吗？」 is answered from."""
+    if not any(asks_penalty(q) for q in asks_of(state)):
+        return []
+    have = {a.id for a in given}
+    return [a for a in articles if a.id not in have and imposes_penalty(a.text)]
 
 
 def asks_of(state) -> list[str]:
@@ -232,7 +244,7 @@ class AnswerStage(LlmStage):
         embed, asks = self._embedder(), asks_of(state)
         plans = []
         for i, question in enumerate(asks):
-            own = [a for a in ev.articles if a.sub_question in (None, i)] or ev.articles  # best P first
+            own = governing_order(question, [a for a in ev.articles if a.sub_question in (None, i)] or ev.articles)
             best = next(iter(rank_clauses(question, own[:1], embed)), None)
             decision = decide(question, best.clause if best else None)
             plan = form.AskPlan(question=question, label=decision.label, rule=decision.rule,

@@ -60,6 +60,15 @@ def asked_part(question: str) -> str:
     return follow_up if mark else question
 
 
+# 「这种会被罚吗？」「会有什么后果？」: what the sanction for a breach is. Not 赔 or 惩罚性赔偿 (what the other side owes
+# the user is the civil rule, not the fine) and not 担责 (civil as often as administrative).
+_PENALTY_ASK = re.compile(r"(?<!惩)罚|什么后果|法律责任")
+
+
+def asks_penalty(question: str) -> bool:
+    return bool(_PENALTY_ASK.search(asked_part(question)))
+
+
 def ask_kind(question: str) -> AskKind:
     for text in dict.fromkeys((asked_part(question), question)):  # the whole text when the follow-up names no ask
         for kind, pattern in _ASK:

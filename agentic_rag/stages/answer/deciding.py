@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...legal.modality import EXCEPTION, Clause, clauses
+from ...legal.modality import EXCEPTION, Clause, clauses, imposes_penalty
 from ...retrieval.tokenizer import hanzi_bigrams
 from ...retrieval.types import Article
+from .conclusion import asks_penalty
 
 Embed = Callable[[str, list[str]], np.ndarray]  # (question, clause texts) → cosine per clause
 RELEVANCE_LIFT = 0.05  # per unit of P(relevant): the more relevant article wins a near tie
@@ -50,6 +51,16 @@ def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None
     scored = [Ranked(a, c, float(s) + RELEVANCE_LIFT * (a.relevance or 0.0)
                      - (REFERRAL_DEFERENCE if REFERRAL.search(c.text) else 0.0)) for (a, c), s in zip(pool, sims)]
     return sorted(scored, key=lambda r: -r.score)
+
+
+def governing_order(question: str, articles: Sequence[Article]) -> list[Article]:
+    """The articles in the order they may govern the ask: as judged (best P(relevant) first), except that a question
+    about the sanction is governed by an article that sets one. Read from the conversation eval's dev half: every
+    penalty follow-up there passed the gate, and four of six were answered from the article the previous question
+    was about (「这种会被罚吗？」 from 第十九条 storage, 第六十六条 retrieved beside it)."""
+    if not asks_penalty(question):
+        return list(articles)
+    return sorted(articles, key=lambda a: not imposes_penalty(a.text))  # stable: the judged order within each
 
 
 def embedder_similarity(embedder, cache: dict[str, np.ndarray]) -> Embed:

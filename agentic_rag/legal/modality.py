@@ -46,8 +46,15 @@ class Clause:
     @property
     def quote(self) -> str:
         """What an answer quotes: the whole sentence when it is short (a clause after ；often has no subject:
-        "不得从事危害国家安全……"), else the clause with its introduction."""
-        return self.sentence if self.sentence and len(self.sentence) <= QUOTE_SENTENCE_CHARS else self.full
+        "不得从事危害国家安全……"), else the clause with its introduction. A list's introduction is quoted with its
+        list, whatever its length (the answer clips it): 「…但下列商品除外：」 alone names no exception."""
+        if self.sentence and (len(self.sentence) <= QUOTE_SENTENCE_CHARS or self.introduces_list):
+            return self.sentence
+        return self.full
+
+    @property
+    def introduces_list(self) -> bool:
+        return not self.item and self.text.rstrip().endswith(("：", ":"))
 
     @property
     def modality(self) -> Modality:

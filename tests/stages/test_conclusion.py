@@ -269,3 +269,23 @@ def test_a_clause_naming_the_condition_of_its_own_rule_is_listed_only_when_it_is
 def test_a_question_about_the_sanction(question, penalty):
     from agentic_rag.stages.answer.conclusion import asks_penalty
     assert asks_penalty(question) is penalty
+
+
+def test_an_excepted_item_decides_only_when_the_question_is_its_case():
+    import numpy as np
+
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import rank_clauses
+
+    # 「特价商品不退，合法吗？」 was concluded from item （一） 消费者定作的, near only through the rule it carries
+    art_25 = ("经营者采用网络等方式销售商品，消费者有权自收到商品之日起七日内退货，且无需说明理由，但下列商品除外:"
+              "（一）消费者定作的；（二）鲜活易腐的。")
+    article = Article(id="25", title="第二十五条", law="消法", article=25, article_cn="第二十五条", text=art_25)
+
+    def embed_with(item_lift):
+        return lambda q, texts: np.array([0.5 + (item_lift if "定作" in t else 0.0) for t in texts])
+
+    near_by_rule = rank_clauses("网购的衣服商家说特价商品不退，合法吗？", [article], embed_with(0.01))[0].clause
+    assert not near_by_rule.item and near_by_rule.quote.endswith("（二）鲜活易腐的。")  # the rule, quoted with its list
+    its_case = rank_clauses("定做的T恤能七天无理由退吗？", [article], embed_with(0.03))[0].clause
+    assert its_case.item == "（一）" and decide("定做的T恤能七天无理由退吗？", its_case).label == "不可以"

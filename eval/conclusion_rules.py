@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agentic_rag.knowledge.corpus import load_law_text, parse_lawrefbook  # noqa: E402
+from agentic_rag.legal.vocabulary import common_words  # noqa: E402
 from agentic_rag.retrieval.types import Article  # noqa: E402
 from agentic_rag.stages.answer.conclusion import OPPOSITE, POLARITY_LABELS, decide  # noqa: E402
 from agentic_rag.stages.answer.deciding import embedder_similarity, rank_clauses  # noqa: E402
@@ -54,12 +55,14 @@ def clause_embed():
 
 def evaluate(rows: list[dict], embed=None) -> dict:
     index = articles_by_key(rows)
+    laws = {a.law for a in index.values()}
+    common = {law: common_words([a.text for a in index.values() if a.law == law]) for law in laws}
     results = []
     for row in rows:
         ref = row["conclusion"]["label"]
         gold = [index[k] for k in gold_keys(row) if k in index]
         best = next(iter(rank_clauses(row["query"], gold, embed)), None)
-        decision = decide(row["query"], best.clause if best else None)
+        decision = decide(row["query"], best.clause, common[best.article.law]) if best else decide(row["query"], None)
         results.append({"id": row["id"], "type": row["type"], "ref": ref, "label": decision.label,
                         "rule": decision.rule, "correct": decision.label == ref,
                         "hard_wrong": OPPOSITE.get(ref) == decision.label})

@@ -19,6 +19,7 @@ from ..knowledge.index import LoadedIndex, load_index, read_manifest
 from ..knowledge.stores import StoreOptions, TextSearchStore
 from ..legal.laws import laws_named, resolve
 from ..legal.refs import ArticleRef
+from ..legal.vocabulary import common_words
 from .adapter import with_adapter
 from .analysis import QueryAnalysis, analyze_query
 from .bm25 import make_bm25
@@ -79,6 +80,7 @@ class LocalRetriever:
         # The knowledge base's law when the index holds exactly one (prompts and the citation check name it).
         self.law: str | None = self.laws[0] if len(self.laws) == 1 else None
         self._by_article: dict[int, list[int]] = {}
+        self._common: dict[str, frozenset[str]] = {}
         for i, d in enumerate(self.documents):
             if d.article is not None:
                 self._by_article.setdefault(d.article, []).append(i)
@@ -143,6 +145,12 @@ class LocalRetriever:
         d = self.documents[doc]
         return Article(id=d.id, title=d.title, law=d.law, article=d.article, article_cn=d.article_cn, text=d.text,
                        chapter=d.chapter, section=d.section, **fields)
+
+    def common_words(self, law: str) -> frozenset[str]:
+        """The words nearly every article of `law` here has (`legal.vocabulary`), computed once per law."""
+        if law not in self._common:
+            self._common[law] = common_words([d.text for d in self.documents if d.law == law])
+        return self._common[law]
 
     def similarity(self, question: str) -> tuple[float | None, list[int]]:
         """The best cosine of the question over the knowledge base and the top documents (router signals)."""

@@ -27,6 +27,7 @@ from pydantic import PrivateAttr
 
 from ...conversation import offered_articles
 from ...legal.modality import imposes_penalty
+from ...legal.vocabulary import DRAFTING
 from ...llm.call import CAUSE_TEXT, ModelFailure, score
 from ...llm.scoring import ScoringUnsupported
 from ...retrieval.types import Article
@@ -246,15 +247,21 @@ class AnswerStage(LlmStage):
         for i, question in enumerate(asks):
             own = governing_order(question, [a for a in ev.articles if a.sub_question in (None, i)] or ev.articles)
             best = next(iter(rank_clauses(question, own[:1], embed)), None)
-            decision = decide(question, best.clause if best else None)
+            common = self._common_words(best.article.law if best else None)
+            decision = decide(question, best.clause if best else None, common)
             plan = form.AskPlan(question=question, label=decision.label, rule=decision.rule,
-                                article=best.article if best else None, clause=best.clause if best else None)
+                                article=best.article if best else None, clause=best.clause if best else None,
+                                common=common)
             if len(asks) == 1 and len(own) > 1 and (own[1].relevance or 0) >= max(
                     SECOND_ARTICLE_P, (own[0].relevance or 0) - SECOND_ARTICLE_MARGIN):
                 second = next((r for r in rank_clauses(question, own[1:2], embed) if not is_remedy(r.clause)), None)
                 plan.extra = [(second.article, second.clause)] if second else []
             plans.append(plan)
         return plans
+
+    def _common_words(self, law: str | None) -> frozenset[str]:
+        """The words every article of `law` in the knowledge base has (only drafting words without one)."""
+        return self._factory().common_words(law) if self._factory is not None and law else DRAFTING
 
     def _embedder(self) -> Embed | None:
         """Cosine of the question to each clause with the knowledge base's embedder (clause vectors cached)."""
@@ -338,7 +345,8 @@ class AnswerStage(LlmStage):
         best = next((p for p in plans if p.article and p.clause), None)
         if best is None:
             return prompt.HEDGED_HEAD.rstrip() + prompt.FOOTER.format(basis=kb)
-        decides = "；".join(form.clip(c.full) for c in form.conditions(best.article, best.clause, best.question)[:2])
+        listed = form.conditions(best.article, best.clause, best.question, best.common)[:2]
+        decides = "；".join(form.clip(c.full) for c in listed)
         return (prompt.HEDGED_HEAD + form.reason(best, one_law) + "\n\n" +
                 prompt.HEDGED_DECIDES.format(what=decides or prompt.HEDGED_DEFAULT) +
                 prompt.FOOTER.format(basis=form.basis([best], one_law, kb)))

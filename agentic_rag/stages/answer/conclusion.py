@@ -16,6 +16,7 @@ from typing import Literal
 from ...legal.modality import Clause
 from ...legal.modality import modality as modality_of
 from ...legal.numerals import cn_to_int
+from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from ...state import Label
 from ..contextualise.prompt import FOLLOW_UP_MARK
@@ -105,71 +106,72 @@ def clause_modality(clause: Clause) -> str:
     return modality_of(clause.lead) if clause.lead else clause.modality
 
 
-def decide(question: str, clause: Clause | None) -> Decision:
-    """The label for `question` given the clause that decides it (None: no clause was found)."""
+def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTING) -> Decision:
+    """The label for `question` given the clause that decides it (None: no clause was found); `common` are the words
+    every article of the clause's law has (`legal.vocabulary`)."""
     kind = ask_kind(question)
     if kind in ("howto", "info"):
         return Decision("说明", kind)
     if clause is None:
         return Decision("视情况", "no clause")
     mod = clause_modality(clause)
-    label = _TABLES[kind](mod, clause, question)
+    label = _TABLES[kind](mod, clause, question, common)
     if exception_applies(question, clause):  # the excepted case: the rule's opposite
         return Decision(OPPOSITE.get(label, label), f"{kind}/exception/{mod}")
     return Decision(label, f"{kind}/{mod}")
 
 
-def _need(mod: str, clause: Clause, question: str) -> Label:
+def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
     if mod == "permit":  # a list of lawful bases other than consent matched: no consent needed
         return "不需要" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
     if mod == "oblige" and not clause.lead and _CONDITIONAL.search(clause.text):
         # "…达到规定数量的处理者应当…": whether the question's case meets the condition decides
-        return "需要" if condition_met(question, clause) else "视情况"
+        return "需要" if condition_met(question, clause, common) else "视情况"
     if mod == "none" and _DEFINITION.search(clause.text):
         return "需要"  # "算个人信息吗" against the definition it falls under
     return {"oblige": "需要", "prohibit": "需要", "exempt": "不需要"}.get(mod, "视情况")
 
 
-def _right(mod: str, clause: Clause, question: str) -> Label:
+def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
     if mod in ("permit", "oblige"):
         return "视情况" if clause.lead and mod == "oblige" else "可以"
     return {"prohibit": "不可以", "exempt": "不可以"}.get(mod, "视情况")
 
 
-def _permission(mod: str, clause: Clause, question: str) -> Label:
+def _permission(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
     if mod == "prohibit":
         return "不可以"
     if mod == "exempt":
         return "可以"
     if mod == "permit":  # an item of a list of lawful grounds matched, other than consent itself
         return "可以" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
-    if mod == "oblige" and duty_breached(question, clause):
+    if mod == "oblige" and duty_breached(question, clause, common):
         return "不可以"
     return "视情况"
 
 
-def duty_breached(question: str, clause: Clause) -> bool:
+def duty_breached(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
     """The question tells of the other side skipping the duty the clause imposes (没告知 / 查不到联系方式 against
     应当告知名称和联系方式; consent in the user agreement against 应当取得单独同意): what it did is unlawful. Not
     when the duty is the asker's own (消费者退货的商品应当完好) or the clause's condition is not the question's case."""
     text = clause.full
     if _ASKER_DUTY.match(clause.sentence or text) or not _OMISSION.search(question):
         return False
-    if _CONDITIONAL.search(clause.text) and not clause.lead and not condition_met(question, clause):
+    if _CONDITIONAL.search(clause.text) and not clause.lead and not condition_met(question, clause, common):
         return False
     duty = text.split("应当", 1)[-1]
-    shared = hanzi_bigrams(question) & (hanzi_bigrams(duty) - hanzi_bigrams("个人信息处理者处理"))
+    shared = hanzi_bigrams(question) & (hanzi_bigrams(duty) - common)
     return bool(shared) or bool(_SEPARATE.search(duty) and _BUNDLED.search(question))
 
 
-def condition_met(question: str, clause: Clause) -> bool:
+def condition_met(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
     """The question states the case a conditional duty is for: its age is below the clause's 不满N周岁, or it shares
-    a third of the condition's own words (words every PIPL clause has, 个人信息处理者, say nothing)."""
+    a third of the condition's own words (the words of every article of its law, `common`, say nothing)."""
     condition = re.split(r"的[，,]|的(?:个人信息)?处理者应当", clause.text, maxsplit=1)[0]
     limit, age = re.search(r"不满([一二三四五六七八九十\d]+)周岁", condition), re.search(r"(\d{1,2})\s*(?:周)?岁", question)
     if limit and (age or _CHILD.search(question)):  # a stated age decides; a child without one is under any limit
         return not age or int(age.group(1)) < cn_to_int(limit.group(1))
-    words = hanzi_bigrams(condition) - hanzi_bigrams("个人信息处理者处理个人信息")
+    words = hanzi_bigrams(condition) - common
     return bool(words) and len(hanzi_bigrams(question) & words) >= max(2, len(words) // 3)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...legal.modality import EXCEPTION, Clause, clauses, imposes_penalty
+from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from ...retrieval.types import Article
 from .conclusion import asks_penalty
@@ -30,10 +31,9 @@ EXCEPTED_ITEM_MARGIN = 0.02
 _CONDITION = re.compile(r"有下列情形之一|符合下列|具备下列|应当具备|只有在|方可|前提")
 # A clause that only names 条件 states the condition of its own rule (「请求转移…符合…规定条件的，应当提供转移的途径」 beside
 # 查阅、复制): it is listed when it is about what the question is about, i.e. shares a word with it beyond the words
-# every clause of these laws has. On the answers set's dev half: two such listings gone, one kept (押金 / 押金退还…
-# 不合理条件), one lost (差异化定价 against 交易条件上…差别待遇: no shared word).
+# every article of its law has (`legal.vocabulary`). On the answers set's dev half: two such listings gone, one kept
+# (押金 / 押金退还…不合理条件), one lost (差异化定价 against 交易条件上…差别待遇: no shared word).
 _NAMES_CONDITION = re.compile(r"条件")
-_EVERY_CLAUSE = hanzi_bigrams("个人信息处理者处理个人信息电子商务经营者消费者用人单位劳动者应当不得规定条件")
 _REMEDY = re.compile(r"投诉|举报|提起诉讼|向人民法院|请求.{0,12}(赔偿|删除|更正)|有权(请求|要求|拒绝|查阅|复制)|申请仲裁|调解")
 
 
@@ -95,21 +95,21 @@ def _overlap(question: str, text: str) -> float:
     return len(hanzi_bigrams(question) & b) / max(1.0, len(b)) ** 0.5
 
 
-def conditions(article: Article, deciding: Clause, question: str) -> list[Clause]:
+def conditions(article: Article, deciding: Clause, question: str, common: frozenset[str] = DRAFTING) -> list[Clause]:
     """The article's clauses that state a condition or an exception, other than the deciding one. A bare list
     introduction (「符合下列情形之一的，…方可处理个人信息：」) is a heading without content: its items are listed."""
     found: dict[str, Clause] = {}
     for c in clauses(article.text):
         if c.quote not in deciding.quote and deciding.text not in c.quote and c.quote not in found \
                 and not _introduces_list(c) and not _alternative(c, deciding) \
-                and (EXCEPTION.search(c.text) or _CONDITION.search(c.full) or _on_topic_condition(c, question)):
+                and (EXCEPTION.search(c.text) or _CONDITION.search(c.full) or _on_topic_condition(c, question, common)):
             found[c.quote] = c
     return list(found.values())
 
 
-def _on_topic_condition(clause: Clause, question: str) -> bool:
-    return bool(_NAMES_CONDITION.search(clause.full)
-                and (hanzi_bigrams(question) & hanzi_bigrams(clause.full)) - _EVERY_CLAUSE)
+def _on_topic_condition(clause: Clause, question: str, common: frozenset[str]) -> bool:
+    shared = hanzi_bigrams(question) & hanzi_bigrams(clause.full)
+    return bool(_NAMES_CONDITION.search(clause.full) and shared - common)
 
 
 _LIST_CASES = re.compile(r"^(有|具有|符合)下列情形之一的")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...legal.modality import Clause
+from ...legal.vocabulary import DRAFTING
 from ...retrieval.types import Article
 from ..evidence import label
 from . import prompt
@@ -33,6 +34,7 @@ class AskPlan:
     clause: Clause | None = None
     sentence: str = ""  # filled once the model's sentence has passed the check
     extra: list[tuple[Article, Clause]] = field(default_factory=list)  # a second governing article's clause
+    common: frozenset[str] = DRAFTING  # the words every article of the article's law has (`legal.vocabulary`)
 
 
 def clip(text: str, limit: int = QUOTE_CHARS) -> str:
@@ -67,7 +69,8 @@ def tail(plans: list[AskPlan], one_law: bool, articles: list[Article]) -> str:
     conds = []
     for p in plans:
         if p.article and p.clause:
-            conds += [(p.article, c) for c in conditions(p.article, p.clause, p.question)[:2] if c.quote not in used]
+            listed = conditions(p.article, p.clause, p.question, p.common)[:2]
+            conds += [(p.article, c) for c in listed if c.quote not in used]
             used |= {c.quote for _, c in conds}
     text = ""
     if conds:

@@ -206,6 +206,17 @@ def test_with_the_rule_form_a_follow_up_makes_no_model_call(settings, fake_retri
     assert {a.article: a.role for a in RETRIEVAL.get(state).articles}[10] == "history"
 
 
+def test_a_follow_up_beyond_what_was_asked_leaves_its_words_out(settings, fake_retriever):
+    """「除了删掉，…」: the rule form asks for the rest (删掉 pulled retrieval back to the deletion article), and the
+    user is told how it was read."""
+    settings = settings.model_copy(update={"contextualise_with": "rules"})
+    install(SCRIPT)
+    _, second = chat(make_app(settings, fake_retriever), FIRST, "除了删掉，我还能要求他们干点啥？")
+    rule = f"上一问题：{FIRST}；追问：我还能要求他们干点啥？"
+    assert QUESTION.get(second["state"]) == rule and RETRIEVAL.get(second["state"]).query == rule
+    assert lines(second, "ContextualiseAgent") == [f"结合上文理解为：{rule}（「删掉」上文已涉及，按其余内容检索）"]
+
+
 def test_the_conversation_stays_bounded(app):
     install({**SCRIPT, "contextualiser": "这不是一个合格的改写" * 3})  # always fails the check: the rule form
     follow_ups = ["那他们能不能把它卖给第三方的营销公司，拿去给我打推销电话、发各种广告短信？",

@@ -208,3 +208,15 @@ def test_the_process_wide_retriever_is_per_settings(monkeypatch, tmp_path):
     assert module.get_retriever(a) == ("loaded", tmp_path / "a")
     assert module.get_retriever(b) == ("loaded", tmp_path / "b")
     assert module.get_retriever(a) is module.get_retriever(a.model_copy())  # loaded once per settings
+
+
+def test_a_follow_up_beyond_what_was_asked_retrieves_the_rest(retriever):
+    """「除了删掉，我还能要求它干点啥？」: with 删掉 in the rule form the deletion article (第四十七条) comes first again;
+    without it (`signals.beyond`) the other rights of the individual (第四十五条 查阅、复制) lead."""
+    from agentic_rag.stages.contextualise.signals import beyond
+
+    root, follow_up = "App可以随便读我手机通讯录吗？", "除了删掉，我还能要求它干点啥？"
+    kept = retriever.retrieve(f"上一问题：{root}；追问：{follow_up}").articles
+    left_out = retriever.retrieve(f"上一问题：{root}；追问：{beyond(follow_up)[1]}").articles
+    assert kept[0].article == 47 and left_out[0].article != 47 and 47 not in [a.article for a in left_out[:3]]
+    assert {45, 48} & {a.article for a in left_out[:3]}

@@ -63,6 +63,18 @@ def test_replies_to_a_clarifying_question(message, reply):
     assert signals.is_reply(message) == reply
 
 
+@pytest.mark.parametrize("message, expected", [
+    ("除了删掉，我还能要求它干点啥？", ("删掉", "我还能要求它干点啥？")),
+    ("店家除了赔钱，还会被怎么处罚？", ("赔钱", "店家还会被怎么处罚？")),  # what stood before 除了 stays
+    ("那除了通知以外，平台还应该做些什么？", ("通知", "那平台还应该做些什么？")),
+    ("除了罚款，还有吗？", None),  # nothing would be left to retrieve for
+    ("能要求删除数据，还能干啥？", None),  # 删除 is not 除了
+    ("除此之外，还有什么？", None),
+])
+def test_what_a_follow_up_asks_beyond(message, expected):
+    assert signals.beyond(message) == expected
+
+
 def test_a_numbered_reply_picks_its_option():
     options = ["甲", "乙", "丙"]
     assert [signals.chosen_option(m, options) for m in ("2", "第3个", "选1", "4", "2号楼")] == ["乙", "丙", "甲", None, None]

@@ -12,7 +12,7 @@ CondenseQuestionChatEngine), before routing, so that 「那如果…呢」 is no
 * a follow-up: one model call (the `contextualiser` role, counted in the question's budget) on the fenced history
   — the last two standalone questions and the titles of the articles the previous answer cited, never an answer's
   text — and the follow-up; its one line is checked in code (`check`), else the rule form
-  「上一问题：…；追问：…」 is used. With the embedded model the rule form is used without a call
+  「上一问题：…；追问：…」 is used (without X's words for 「除了X，还…」: they pulled retrieval back to X). With the embedded model the rule form is used without a call
   (`contextualise_with`): on the dev follow-ups it retrieved a gold article in the first five 0.81 of the time,
   the 1.5B's checked rewrites 0.76 at 8.7 s p50, the 0.5B's 0.68 at 2.2 s (bench/results/contextualise.json). The previous turn's articles become extra candidates (still graded) and, in a
   knowledge base of several laws, its law the focus when the follow-up names none.
@@ -106,7 +106,7 @@ class ContextualiseStage(LlmStage):
         last = turns[-1]
         context, raw, line = await self._condense(
             ctx, message, [t.question for t in turns[-HISTORY_QUESTIONS:]], titles(last), kind="follow_up",
-            reason=reading.reason, rule=prompt.FALLBACK)
+            reason=reading.reason, rule=prompt.FALLBACK, covered=signals.beyond(message))
         focus = [last.law] if last.law and not signals.names_law(message) else []
         return context.model_copy(update={"history_articles": list(last.cited), "focus_laws": focus}), raw, line
 
@@ -118,13 +118,17 @@ class ContextualiseStage(LlmStage):
         return choice == "model"
 
     async def _condense(self, ctx: InvocationContext, follow_up: str, questions: list[str], cited: list[str], *,
-                        kind: str, reason: str, rule: str) -> tuple[Contextualised, str, str]:
+                        kind: str, reason: str, rule: str,
+                        covered: tuple[str, str] | None = None) -> tuple[Contextualised, str, str]:
         """One model call, checked; the rule form when the call fails or its line does not pass the check, or
-        without a call when no model rewrites (`_rewrites`)."""
-        fallback = clip(rule_form(rule, questions[-1], follow_up), self.settings.max_query_chars)
+        without a call when no model rewrites (`_rewrites`). `covered` (`signals.beyond`): the rule form asks
+        for what lies beyond it, without its words."""
+        asked = covered[1] if covered else follow_up
+        fallback = clip(rule_form(rule, questions[-1], asked), self.settings.max_query_chars)
+        note = prompt.BEYOND.format(covered=covered[0]) if covered else ""
         if not self._rewrites():
             return (Contextualised(question=fallback, kind=kind, reason=reason, source="rule", history=questions), "",
-                    prompt.UNDERSTOOD.format(question=fallback))
+                    prompt.UNDERSTOOD.format(question=fallback) + note)
         base = dict(kind=kind, reason=reason, called=True, history=questions)
         text = prompt.CONDENSE.format(history=history_block(questions, cited), follow_up=follow_up)
         try:
@@ -133,10 +137,10 @@ class ContextualiseStage(LlmStage):
             self.run_of(ctx).errors.append(f"结合上文改写：{e.user_text}")
             problem = e.user_text
             return (Contextualised(question=fallback, source="fallback", error=problem, **base), "",
-                    prompt.UNDERSTOOD_FALLBACK.format(question=fallback, problem=problem))
+                    prompt.UNDERSTOOD_FALLBACK.format(question=fallback, problem=problem) + note)
         checked = check(raw, follow_up, questions, cited)
         if checked.question is None:
             return (Contextualised(question=fallback, source="fallback", error=checked.problem, **base), raw,
-                    prompt.UNDERSTOOD_FALLBACK.format(question=fallback, problem=checked.problem))
+                    prompt.UNDERSTOOD_FALLBACK.format(question=fallback, problem=checked.problem) + note)
         return (Contextualised(question=checked.question, source="llm", **base), raw,
                 prompt.UNDERSTOOD.format(question=checked.question))

@@ -225,6 +225,9 @@ class Contextualised(BaseModel):
     # the article the user picked by its number from the nearest articles a refusal listed: looked up, pinned first
     confirmed: list[tuple[str, int]] = Field(default_factory=list, max_length=1)
     error: str | None = None  # why the model's condensation was not used
+    # what retrieval searches when it is not the question: a clarification reply's own facts (the vague question's
+    # words pulled the dense channel away), a 「除了X，还…」 follow-up without X (X's words pulled retrieval back to X)
+    search: str | None = None
 
     @property
     def uses_history(self) -> bool:

@@ -207,13 +207,15 @@ def test_with_the_rule_form_a_follow_up_makes_no_model_call(settings, fake_retri
 
 
 def test_a_follow_up_beyond_what_was_asked_leaves_its_words_out(settings, fake_retriever):
-    """「除了删掉，…」: the rule form asks for the rest (删掉 pulled retrieval back to the deletion article), and the
-    user is told how it was read."""
+    """「除了删掉，…」: the question keeps what the user said; retrieval searches for the rest (删掉 pulled it back to
+    the deletion article), and the user is told so."""
     settings = settings.model_copy(update={"contextualise_with": "rules"})
     install(SCRIPT)
     _, second = chat(make_app(settings, fake_retriever), FIRST, "除了删掉，我还能要求他们干点啥？")
-    rule = f"上一问题：{FIRST}；追问：我还能要求他们干点啥？"
-    assert QUESTION.get(second["state"]) == rule and RETRIEVAL.get(second["state"]).query == rule
+    rule = f"上一问题：{FIRST}；追问：除了删掉，我还能要求他们干点啥？"
+    searched = f"上一问题：{FIRST}；追问：我还能要求他们干点啥？"
+    assert QUESTION.get(second["state"]) == rule and CONTEXT.get(second["state"]).search == searched
+    assert RETRIEVAL.get(second["state"]).query == searched
     assert lines(second, "ContextualiseAgent") == [f"结合上文理解为：{rule}（「删掉」上文已涉及，按其余内容检索）"]
 
 
@@ -282,6 +284,21 @@ def test_a_vague_reply_is_answered_not_clarified_twice(app):
     assert PATH.get(state) != "clarify" and CONTEXT.get(state).kind == "clarify_reply"
     assert QUESTION.get(state) == f"原问题：{VAGUE}；补充：就是他们这么干的"
     assert CONVERSATION.get(state).pending is None
+
+
+def test_a_clarification_reply_is_searched_by_its_own_facts(settings, fake_retriever):
+    """The vague question's words (合法吗, 这样) pulled the dense channel away from the reply's facts: the merged rule
+    form is the question, the reply is what retrieval searches; a picked option has no facts of its own."""
+    app = make_app(settings.model_copy(update={"contextualise_with": "rules"}), fake_retriever)
+    install(SCRIPT)
+    _, second = chat(app, VAGUE, REPLY)
+    state = second["state"]
+    assert QUESTION.get(state) == f"原问题：{VAGUE}；补充：{REPLY}" and CONTEXT.get(state).search == REPLY
+    assert RETRIEVAL.get(state).query == REPLY and "contextualiser" not in roles(second)
+    assert lines(second, "ContextualiseAgent")[0].endswith("（按您补充的情况检索）")
+    _, picked = chat(app, VAGUE, "2")
+    assert CONTEXT.get(picked["state"]).search is None
+    assert RETRIEVAL.get(picked["state"]).query == QUESTION.get(picked["state"])
 
 
 def test_a_numbered_reply_picks_the_option(app):

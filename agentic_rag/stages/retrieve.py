@@ -5,7 +5,9 @@ every sub-question keeps its share of the evidence. Articles the evidence points
 follow-ups. A follow-up of a conversation (CONTEXT) adds the articles the previous turn cited as extra candidates
 (role `history`; the grader judges them like the rest) and, in a knowledge base of several laws, retrieves with the
 previous turn's law as focus when the question names none. An article the user picked from a refusal's list
-(`CONTEXT.confirmed`) is looked up and pinned first, like an article the question names. The retriever is created
+(`CONTEXT.confirmed`) is looked up and pinned first, like an article the question names. When the contextualise
+stage gives a search text (`CONTEXT.search`: a clarification reply's facts, a 「除了X」 follow-up without X), that is
+what is searched, in place of the question. The retriever is created
 lazily and shared by the process, so importing the app loads no model.
 """
 from __future__ import annotations
@@ -99,7 +101,11 @@ class RetrieveStage(Stage):
         earlier = list(context.history_articles) if context else []
         chosen = list(context.confirmed) if context else []
         focus = {"focus_laws": context.focus_laws} if context and context.focus_laws else {}
-        result = await asyncio.to_thread(self._retrieve, QUESTION.get(state, ""), plan, subs, earlier, focus, chosen)
+        question = QUESTION.get(state, "")
+        if context and context.search and not subs:  # the words to search for are not all the question's
+            plan = plan.model_copy(update={"main_query": "" if plan.main_query == question else plan.main_query})
+            question = context.search
+        result = await asyncio.to_thread(self._retrieve, question, plan, subs, earlier, focus, chosen)
         yield self.emit(ctx, ATTEMPT_RETRIEVAL.delta(result), summarize(result))
 
     def _retrieve(self, question: str, plan: Plan, subs: list[str], earlier: list[tuple[str, int]],

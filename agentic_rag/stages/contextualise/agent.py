@@ -86,9 +86,10 @@ class ContextualiseStage(LlmStage):
             return context, "", prompt.CONFIRMED.format(option=pending.options[picked], question=pending.question)
         if pending is not None and not pending.articles and signals.is_reply(message) \
                 and not signals.is_chitchat(message):
-            supplement = signals.chosen_option(message, pending.options) or message
-            return await self._condense(ctx, supplement, [pending.question], [], kind="clarify_reply",
-                                        reason="回答了上一轮的追问", rule=prompt.MERGED)
+            option = signals.chosen_option(message, pending.options)
+            return await self._condense(ctx, option or message, [pending.question], [], kind="clarify_reply",
+                                        reason="回答了上一轮的追问", rule=prompt.MERGED,
+                                        search=None if option else message)
         turns = conversation.turns
         rest = signals.topic_switch(message) if turns or pending is not None else None
         if rest is not None:  # 换个问题，… : the marker is not part of the question, and nothing is carried
@@ -106,7 +107,7 @@ class ContextualiseStage(LlmStage):
         last = turns[-1]
         context, raw, line = await self._condense(
             ctx, message, [t.question for t in turns[-HISTORY_QUESTIONS:]], titles(last), kind="follow_up",
-            reason=reading.reason, rule=prompt.FALLBACK, covered=signals.beyond(message))
+            reason=reading.reason, rule=prompt.FALLBACK, beyond=signals.beyond(message))
         focus = [last.law] if last.law and not signals.names_law(message) else []
         return context.model_copy(update={"history_articles": list(last.cited), "focus_laws": focus}), raw, line
 
@@ -118,17 +119,21 @@ class ContextualiseStage(LlmStage):
         return choice == "model"
 
     async def _condense(self, ctx: InvocationContext, follow_up: str, questions: list[str], cited: list[str], *,
-                        kind: str, reason: str, rule: str,
-                        covered: tuple[str, str] | None = None) -> tuple[Contextualised, str, str]:
+                        kind: str, reason: str, rule: str, search: str | None = None,
+                        beyond: tuple[str, str] | None = None) -> tuple[Contextualised, str, str]:
         """One model call, checked; the rule form when the call fails or its line does not pass the check, or
-        without a call when no model rewrites (`_rewrites`). `covered` (`signals.beyond`): the rule form asks
-        for what lies beyond it, without its words."""
-        asked = covered[1] if covered else follow_up
-        fallback = clip(rule_form(rule, questions[-1], asked), self.settings.max_query_chars)
-        note = prompt.BEYOND.format(covered=covered[0]) if covered else ""
+        without a call when no model rewrites (`_rewrites`). The rule form is searched as `search` when given, or
+        without the words of `beyond` (`signals.beyond`: 「除了X，」 and the rest)."""
+        fallback = clip(rule_form(rule, questions[-1], follow_up), self.settings.max_query_chars)
+        note = ""
+        if beyond:
+            search = clip(rule_form(rule, questions[-1], beyond[1]), self.settings.max_query_chars)
+            note = prompt.BEYOND.format(covered=beyond[0])
+        elif search:
+            note = prompt.SEARCH_REPLY
         if not self._rewrites():
-            return (Contextualised(question=fallback, kind=kind, reason=reason, source="rule", history=questions), "",
-                    prompt.UNDERSTOOD.format(question=fallback) + note)
+            return (Contextualised(question=fallback, kind=kind, reason=reason, source="rule", history=questions,
+                                   search=search), "", prompt.UNDERSTOOD.format(question=fallback) + note)
         base = dict(kind=kind, reason=reason, called=True, history=questions)
         text = prompt.CONDENSE.format(history=history_block(questions, cited), follow_up=follow_up)
         try:
@@ -136,11 +141,12 @@ class ContextualiseStage(LlmStage):
         except ModelFailure as e:
             self.run_of(ctx).errors.append(f"结合上文改写：{e.user_text}")
             problem = e.user_text
-            return (Contextualised(question=fallback, source="fallback", error=problem, **base), "",
+            return (Contextualised(question=fallback, source="fallback", error=problem, search=search, **base), "",
                     prompt.UNDERSTOOD_FALLBACK.format(question=fallback, problem=problem) + note)
         checked = check(raw, follow_up, questions, cited)
         if checked.question is None:
-            return (Contextualised(question=fallback, source="fallback", error=checked.problem, **base), raw,
+            return (Contextualised(question=fallback, source="fallback", error=checked.problem, search=search,
+                                   **base), raw,
                     prompt.UNDERSTOOD_FALLBACK.format(question=fallback, problem=checked.problem) + note)
         return (Contextualised(question=checked.question, source="llm", **base), raw,
                 prompt.UNDERSTOOD.format(question=checked.question))

@@ -7,8 +7,8 @@ follow-ups. A follow-up of a conversation (CONTEXT) adds the articles the previo
 previous turn's law as focus when the question names none. An article the user picked from a refusal's list
 (`CONTEXT.confirmed`) is looked up and pinned first, like an article the question names. When the contextualise
 stage gives a search text (`CONTEXT.search`: a clarification reply's facts, a 「除了X」 follow-up without X), that is
-what is searched, in place of the question. The retriever is created
-lazily and shared by the process, so importing the app loads no model.
+what is searched, in place of the question. The retriever is created lazily and shared by the process, so
+importing the app loads no model.
 """
 from __future__ import annotations
 

@@ -12,10 +12,13 @@ CondenseQuestionChatEngine), before routing, so that 「那如果…呢」 is no
 * a follow-up: one model call (the `contextualiser` role, counted in the question's budget) on the fenced history
   — the last two standalone questions and the titles of the articles the previous answer cited, never an answer's
   text — and the follow-up; its one line is checked in code (`check`), else the rule form
-  「上一问题：…；追问：…」 is used (without X's words for 「除了X，还…」: they pulled retrieval back to X). With the embedded model the rule form is used without a call
+  「上一问题：…；追问：…」 is used. With the embedded model the rule form is used without a call
   (`contextualise_with`): on the dev follow-ups it retrieved a gold article in the first five 0.81 of the time,
-  the 1.5B's checked rewrites 0.76 at 8.7 s p50, the 0.5B's 0.68 at 2.2 s (bench/results/contextualise.json). The previous turn's articles become extra candidates (still graded) and, in a
-  knowledge base of several laws, its law the focus when the follow-up names none.
+  the 1.5B's checked rewrites 0.76 at 8.7 s p50, the 0.5B's 0.68 at 2.2 s (bench/results/contextualise.json).
+  The previous turn's articles become extra candidates (still graded) and, in a knowledge base of several laws,
+  its law the focus when the follow-up names none.
+* what retrieval searches (`search`) when it is not the question: a clarification reply's own facts, a
+  「除了X，还…」 follow-up without 「除了X，」 (X's words pulled retrieval back to X); the question keeps every word.
 
 The history is rebuilt from the workflow's own stored events (`conversation.history`), never read from session
 state. Writes QUESTION (what every later stage reads) and CONTEXT; USER_QUERY keeps the literal message.

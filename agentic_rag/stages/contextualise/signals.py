@@ -6,7 +6,7 @@ Follow-up (the history is needed): a marker that points back — a pronoun or de
 an ellipsis ending in 呢, a penalty or "anything else" phrase without its subject (会被罚 / 罚多少 / 违反了 / 还有别的),
 or a message too short to stand alone once law names and particles are removed. Self-contained: none of these, or
 an explicit topic switch (换个问题 / 另外问下 …), which also drops the marker from the question.
-A follow-up 「除了X，还…」 asks for what lies beyond X (`beyond`): the rule form leaves X's words out.
+A follow-up 「除了X，还…」 asks for what lies beyond X (`beyond`): retrieval searches without X's words.
 
 Vague (a first message only): a generic form (怎么办 / 合法吗 / 对吗 / 凭什么 / 帮我看看 …) with no content noun
 (a thing, data, party or act the knowledge base could be searched for: 公司 / 信息 / 情况 are not enough), no
@@ -47,7 +47,7 @@ SHORT_POINTER_CHARS = 20  # a pointer anywhere in a message this short refers ba
 _SUMMING = frozenset({"这些", "那些", "这种", "那种", "这类", "那类"})
 _JUDGED = re.compile(r"样?(?:做|操作|规定|定价|收费|处理)?(?:也|都|还)?(?:合法|违法|合理|正常|对|可以|行|算数|有效|侵权|违规|合规|算)")
 # 「除了X，还…」 asks for what lies beyond X: X was asked or answered already. Its words pull retrieval back to X
-# (「除了删掉，我还能要求它干点啥？」 retrieved the deletion article first), so the rule form leaves them out.
+# (「除了删掉，我还能要求它干点啥？」 retrieved the deletion article first), so retrieval searches without them.
 _BEYOND = re.compile(r"^(\s*(?:那)?[^，,。？?]{0,8}?)除了([^，,。；;？?]{1,20}?)(?:以外|之外)?[，,]\s*")
 _DEFINITION = re.compile(r"^\s*(?:什么是|何为|何谓)|是什么意思|的定义|的含义|指的是什么")
 

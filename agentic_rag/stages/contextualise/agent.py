@@ -128,7 +128,8 @@ class ContextualiseStage(LlmStage):
         without a call when no model rewrites (`_rewrites`). The rule form is searched as `search` when given, or
         without the words of `beyond` (`signals.beyond`: 「除了X，」 and the rest)."""
         fallback = clip(rule_form(rule, questions[-1], follow_up), self.settings.max_query_chars)
-        search, note = search and clip(search, self.settings.max_query_chars), ""
+        search = clip(search, self.settings.max_query_chars) if search else None
+        note = ""
         if beyond:
             search = clip(rule_form(rule, questions[-1], beyond[1]), self.settings.max_query_chars)
             note = prompt.BEYOND.format(covered=beyond[0])

@@ -11,6 +11,9 @@
              k-fold cross-validation of the logistic models → out-of-fold AUROC and PASS rates per question type;
              the fit on all of dev is shipped (resources/gate_calibration.json) and scored on test, which it never
              saw (eval/results/gate_calibration.json). End-to-end runs report on the test ids (--split test).
+    cascade  the signals-gate totals outside which the gate decides without the model's call, as the model's gate
+             would have on every dev question (`skip_model` in the shipped calibration; run it again after `fit`),
+             reported on the test halves (eval/results/gate_cascade.json)
 
 Labels: for the PIPL knowledge base, a question is answerable (1) when it is in scope and a gold article is among
 the articles scored; out of scope (0) are the PIPL set's chit-chat and other-law questions and every question of
@@ -470,6 +473,66 @@ def score(args) -> None:
     print(json.dumps(result, ensure_ascii=False, indent=2))
 
 
+
+# ----------------------------------------------------------------------------------------------------- cascade
+def cascade_rows(rows: list[dict], logit: dict, signals: dict) -> list[dict]:
+    """Per question: the shipped gate's total with the model's logit (L) and the signals gate's (S, no model call),
+    and the article each judges most relevant."""
+    out = []
+    for r in rows:
+        if not r["articles"]:
+            continue
+        lt, lp = total(r, logit, logit["gate_shift"])
+        st, sp = total({**r, "diffs": [0.0] * len(r["diffs"])}, signals, signals["gate_shift"])
+        out.append({"id": r["id"], "set": r["set"], "in_scope": r["in_scope"], "L": lt, "S": st,
+                    "passes": lt >= THRESHOLD, "best_L": r["articles"][lp.index(max(lp))],
+                    "best_S": r["articles"][sp.index(max(sp))], "gold": r["gold"], "seconds": r.get("seconds") or 0.0})
+    return out
+
+
+def cascade_bounds(rows: list[dict]) -> tuple[float, float]:
+    """The widest signals-gate totals that decide as the model's gate does on every dev question: below
+    `fail_below` none of them passed, above `pass_above` all passed and the same article was judged most relevant."""
+    fail_below = min(r["S"] for r in rows if r["passes"])
+    pass_above = max([r["S"] for r in rows if not r["passes"] or r["best_L"] != r["best_S"]])
+    return fail_below, pass_above
+
+
+def cascade_report(rows: list[dict], fail_below: float, pass_above: float) -> dict:
+    low = [r for r in rows if r["S"] < fail_below]
+    high = [r for r in rows if r["S"] > pass_above]
+    seconds = sum(r["seconds"] for r in rows)
+    return {"n": len(rows), "decided_without_model": round((len(low) + len(high)) / len(rows), 3),
+            "model_seconds_saved": round(sum(r["seconds"] for r in low + high) / seconds, 3) if seconds else None,
+            "fail_without_model": len(low), "of_which_the_model_passed": [r["id"] for r in low if r["passes"]],
+            "pass_without_model": len(high), "of_which_the_model_failed": [r["id"] for r in high if not r["passes"]],
+            "other_article_judged_best": [r["id"] for r in high if r["best_L"] != r["best_S"]],
+            "best_is_gold_when_passed_without_model": sum(r["best_S"] in r["gold"] for r in high)}
+
+
+def cascade(args) -> None:
+    """Where retrieval evidence alone decides as the model's gate would (`Calibration.skip_model`): the bounds are
+    chosen on dev (the fit's features: both eval sets' dev halves and the answers set's dev half), reported on the
+    test halves, and written into the shipped calibration."""
+    rows = [json.loads(line) for line in FEATURES.read_text(encoding="utf-8").splitlines()]
+    logit = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    signals = json.loads(SHIPPED_SIGNALS.read_text(encoding="utf-8"))
+    part = split(rows)
+    scored = cascade_rows(rows, logit, signals)
+    dev = [r for r in scored if part[r["id"]] == "dev"]
+    fail_below, pass_above = cascade_bounds(dev)
+    result = {"fail_below": fail_below, "pass_above": pass_above, "threshold": THRESHOLD,
+              "dev": cascade_report(dev, fail_below, pass_above),
+              "test": cascade_report([r for r in scored if part[r["id"]] == "test"], fail_below, pass_above)}
+    for path in args.test_features:
+        held = cascade_rows([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()], logit, signals)
+        result[path.stem] = cascade_report(held, fail_below, pass_above)
+    args.json.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
+    logit["skip_model"] = {"fail_below": fail_below, "pass_above": pass_above, "threshold": THRESHOLD,
+                           "by": "eval/calibrate_gate.py cascade", "report": str(args.json.resolve().relative_to(ROOT))}
+    SHIPPED.write_text(json.dumps(logit, ensure_ascii=False, indent=2), encoding="utf-8")
+    print(json.dumps(result, ensure_ascii=False, indent=2))
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--features", type=Path, default=FEATURES, help="the features file (one per evaluator model)")
@@ -503,9 +566,13 @@ if __name__ == "__main__":
     sc = sub.add_parser("score", help="score a shipped calibration on a --features file it was not fitted on")
     sc.add_argument("--calibration", type=Path, default=SHIPPED)
     sc.add_argument("--json", type=Path)
+    ca = sub.add_parser("cascade", help="the signals-gate totals outside which the model's call is skipped")
+    ca.add_argument("--test-features", type=Path, nargs="*", default=[ROOT / "eval" / "results" /
+                                                                       "gate_features_answers_test.jsonl"])
+    ca.add_argument("--json", type=Path, default=ROOT / "eval" / "results" / "gate_cascade.json")
     a = p.parse_args()
     FEATURES = a.features
     MISSES_FAIL = getattr(a, "misses_fail", False)
     if getattr(a, "without_logit", False):
         REPORT, SHIPPED = REPORT_SIGNALS, SHIPPED_SIGNALS
-    {"collect": collect, "fit": fit, "score": score}[a.command](a)
+    {"collect": collect, "fit": fit, "score": score, "cascade": cascade}[a.command](a)

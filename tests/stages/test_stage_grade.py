@@ -167,6 +167,50 @@ def test_the_signals_gate_judges_without_a_model_call(fake_settings):
     assert q.article_relevance["p#10"] > q.article_relevance["p#23"]  # rank and cosine, not a logit
 
 
+def evidence(cos: float, margin: float, lexical: float) -> Retrieval:
+    """Two articles with dense cosines `cos` and `cos - margin`, and the retrieval's signals to match."""
+    r = retrieval(10, 23)
+    for article, c in zip(r.articles, (cos, cos - margin)):
+        article.channels = {"vector": {"score": c}}
+    r.signals = signals(cos=cos, margin=margin, lexical=lexical)
+    return r
+
+
+def grade_auto(fake_settings, r: Retrieval, **settings):
+    model = MockScoringModel(diffs=[4.0, -3.0])
+    stage = GradeStage(name="QualityEvaluatorAgent", model=model,
+                       settings=fake_settings.model_copy(update={"gate_mode": "auto", **settings}))
+    state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(r)})
+    return ATTEMPT_QUALITY.get(state), RAW_GRADE.get(state), model
+
+
+@pytest.mark.parametrize("cos, margin, lexical, passed", [(0.3, 0.02, 0.3, False), (0.6, 0.15, 0.8, True)])
+def test_auto_decides_a_clear_case_on_retrieval_evidence_without_the_model(fake_settings, cos, margin, lexical, passed):
+    r = evidence(cos, margin, lexical)
+    q, raw, model = grade_auto(fake_settings, r)
+    skip = calibration().skip_model
+    assert model.scored == [] and model.requests == [] and "未调用模型" in raw
+    assert q == judge(r, r.articles, [0.0, 0.0], 32, calibration("signals"))
+    assert q.passed is passed and (q.total > skip.pass_above if passed else q.total < skip.fail_below)
+
+
+def test_auto_asks_the_model_between_the_bounds_or_at_another_threshold(fake_settings):
+    middle = evidence(0.4, 0.05, 0.45)
+    q, raw, model = grade_auto(fake_settings, middle)
+    assert calibration().skip_model.fail_below <= judge(middle, middle.articles, [0.0, 0.0], 32,
+                                                        calibration("signals")).total <= calibration().skip_model.pass_above
+    assert len(model.scored) == 1 and q == judge(middle, middle.articles, [4.0, -3.0], 32) and "logit" in raw
+    # the bounds were chosen for PASS ≥ 32: at another threshold the model decides even a clear case
+    q, raw, model = grade_auto(fake_settings, evidence(0.6, 0.15, 0.8), quality_threshold=30)
+    assert len(model.scored) == 1 and "logit" in raw
+
+
+def test_the_shipped_bounds_sit_around_the_pass_threshold():
+    skip = calibration().skip_model
+    assert skip.fail_below < 32 < skip.pass_above and skip.threshold == 32
+    assert calibration().provenance["model_logit"] and not calibration("signals").skip_model
+
+
 def test_the_shipped_signals_calibration_has_no_logit_weight():
     cal = calibration("signals")
     assert cal.relevance[1] == 0.0 and cal.accuracy[1] == 0.0 and cal.provenance["model_logit"] is False

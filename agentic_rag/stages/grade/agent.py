@@ -65,22 +65,31 @@ class GradeStage(LlmStage):
         delta = merge(ATTEMPT_QUALITY.delta(quality), RAW_GRADE.delta(raw))
         yield self.emit(ctx, delta, quality.summary())
 
-    def _gate_mode(self) -> str:
-        """signals | logits | json (`gate_mode`); auto: logits (the JSON grade when the model gives none)."""
-        return "logits" if self.settings.gate_mode == "auto" else self.settings.gate_mode
+    def _without_model(self, retrieval: Retrieval, articles: list) -> tuple[Quality, str] | None:
+        """The verdict on retrieval evidence alone: always with `GATE_MODE=signals`; with auto, only where it
+        decides as the model's gate would (`judge.SkipModel`); else None (the model is asked)."""
+        mode, threshold = self.settings.gate_mode, self.settings.quality_threshold
+        if mode not in ("signals", "auto"):
+            return None
+        quality = judge(retrieval, articles, [0.0] * len(articles), threshold, calibration("signals"))
+        if mode == "signals":
+            return quality, "检索信号门控（无模型调用）"
+        skip = calibration().skip_model
+        if skip is None or not skip.decides(quality.total, threshold):
+            return None
+        return quality, (f"检索信号已足以判定（信号总分 {quality.total}，不在 {skip.fail_below}–{skip.pass_above} "
+                         "之间），未调用模型")
 
     async def _grade(self, ctx: InvocationContext, retrieval: Retrieval) -> tuple[Quality, str]:
         state = ctx.session.state
         one_law = KB_LAW.get(state) is not None
         articles = prompt_articles(retrieval.articles)
-        evidence = self._gate_mode()
-        if evidence == "signals":  # the retrieval evidence alone: no model call
-            quality = judge(retrieval, articles, [0.0] * len(articles), self.settings.quality_threshold,
-                            calibration("signals"))
-            return quality, "检索信号门控（无模型调用）"
+        decided = self._without_model(retrieval, articles)
+        if decided is not None:
+            return decided
         prefix = shared_prefix(QUESTION.get(state, ""), articles, one_law)
         try:
-            if evidence == "json":
+            if self.settings.gate_mode == "json":
                 raise ScoringUnsupported("GATE_MODE=json")
             scored = await score(self._model, SYSTEM,
                                  *prompt.relevance_questions(prefix, [label(a, one_law) for a in articles]),

@@ -27,6 +27,11 @@ The logistic weights are fitted on a dev part of the eval sets by `eval/calibrat
 a prior shift chosen on dev) that puts the design's PASS ≥ 32/40 where out-of-scope questions fail at least nine
 times in ten; articles whose unshifted P(relevant) reaches `relevant_threshold` (chosen on dev for citation
 precision) are the ones the answer may cite (at least the best one).
+
+Where the retrieval evidence alone already decides (`SkipModel`), the model is not asked: the signals gate's total
+(the same judge with the logit left out, `gate_calibration_signals.json`) below `fail_below` or above `pass_above`,
+bounds chosen on dev as the widest where it decided as this gate did on every question, the same article judged
+most relevant (`eval/calibrate_gate.py cascade`). That is about half of all questions, decided in milliseconds.
 """
 from __future__ import annotations
 
@@ -35,11 +40,23 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from typing import NamedTuple
 
 from ...retrieval.types import RetrievalSignals
 from ...state import DIMENSIONS, Article, Quality, Retrieval
 
 SIGNALS = tuple(RetrievalSignals.model_fields)  # best_cosine, cosine_margin, lexical_overlap, exact_hit
+
+
+class SkipModel(NamedTuple):
+    """The signals gate's totals outside which it decides as the model's gate would (on every dev question), for the
+    PASS threshold they were chosen at: below `fail_below` FAIL, above `pass_above` PASS, with no model call."""
+    fail_below: float
+    pass_above: float
+    threshold: float
+
+    def decides(self, total: float, threshold: float) -> bool:
+        return threshold == self.threshold and not self.fail_below <= total <= self.pass_above
 
 
 @dataclass(frozen=True)
@@ -51,6 +68,7 @@ class Calibration:
     gate_shift: float = 0.0  # logit offset of the four dimensions: where PASS ≥ 32 sits
     # CRAG's middle action: below PASS, an answer hedged from the best article when its P(relevant) reaches this
     ambiguous_relevance: float = 0.5
+    skip_model: SkipModel | None = None
     provenance: dict = field(default_factory=dict)
 
 
@@ -63,9 +81,11 @@ def calibration(evidence: str = "logit") -> Calibration:
     (fitted with the logit taken out: its weights are 0, so its diffs are 0 and no model is called)."""
     name = CALIBRATIONS[evidence]
     data = json.loads((resources.files("agentic_rag") / "resources" / name).read_text("utf-8"))
+    skip = data.get("skip_model")
     return Calibration(relevance=tuple(data["relevance"]), accuracy=tuple(data["accuracy"]),
                        completeness=tuple(data["completeness"]), relevant_threshold=data["relevant_threshold"],
                        gate_shift=data.get("gate_shift", 0.0), ambiguous_relevance=data.get("ambiguous_relevance", 0.5),
+                       skip_model=SkipModel(skip["fail_below"], skip["pass_above"], skip["threshold"]) if skip else None,
                        provenance=data.get("provenance", {}))
 
 

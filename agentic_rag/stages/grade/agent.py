@@ -6,10 +6,12 @@ the embedded model, the calibrated gate (`judge`): one call scores every article
 prompt prefix the answer will reuse. `GATE_MODE=signals` runs the same judge on retrieval evidence alone, with no
 model call: it separates answerable from out-of-scope questions as well (AUROC) and answers in a fraction of the
 time, but end to end it built more answers on a non-governing article (bench/results/answers_signals_gate*.json), so
-it is not the default. An API model whose provider returns logprobs gives the same evidence in one call
-(`llm.api_scoring`) and goes through the same judge; one that returns none is asked for a JSON grade (`json_grade`),
-validated and never repaired. A model failure is its own verdict (`model_error`): the workflow then neither searches
-the web nor says the law does not cover the question.
+it is not the default. The default, auto, takes its verdict only where it decides as the model's gate would on
+every dev question (`judge.SkipModel`: about half of all questions) and asks the model about the rest. An API
+model whose provider returns logprobs gives the same evidence in one call (`llm.api_scoring`) and goes through the
+same judge; one that returns none is asked for a JSON grade (`json_grade`), validated and never repaired. A model
+failure is its own verdict (`model_error`): the workflow then neither searches the web nor says the law does not
+cover the question.
 """
 from __future__ import annotations
 

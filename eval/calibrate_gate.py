@@ -486,7 +486,8 @@ def cascade_rows(rows: list[dict], logit: dict, signals: dict) -> list[dict]:
         st, sp = total({**r, "diffs": [0.0] * len(r["diffs"])}, signals, signals["gate_shift"])
         out.append({"id": r["id"], "set": r["set"], "in_scope": r["in_scope"], "L": lt, "S": st,
                     "passes": lt >= THRESHOLD, "best_L": r["articles"][lp.index(max(lp))],
-                    "best_S": r["articles"][sp.index(max(sp))], "gold": r["gold"], "seconds": r.get("seconds") or 0.0})
+                    "best_S": r["articles"][sp.index(max(sp))], "gold": r["gold"], "seconds": r.get("seconds") or 0.0,
+                    "hedges_S": st < THRESHOLD and max(sp) >= signals["ambiguous_relevance"]})
     return out
 
 
@@ -499,7 +500,7 @@ def cascade_bounds(rows: list[dict]) -> tuple[float, float]:
 
 
 def cascade_report(rows: list[dict], fail_below: float, pass_above: float) -> dict:
-    low = [r for r in rows if r["S"] < fail_below]
+    low = [r for r in rows if r["S"] < fail_below and not r["hedges_S"]]  # a hedge is left to the model
     high = [r for r in rows if r["S"] > pass_above]
     seconds = sum(r["seconds"] for r in rows)
     return {"n": len(rows), "decided_without_model": round((len(low) + len(high)) / len(rows), 3),

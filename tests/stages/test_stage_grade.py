@@ -205,6 +205,17 @@ def test_auto_asks_the_model_between_the_bounds_or_at_another_threshold(fake_set
     assert len(model.scored) == 1 and "logit" in raw
 
 
+def test_auto_leaves_a_hedge_to_the_model(fake_settings):
+    """A multi-intent question: one sub-question's article is near, the other's far. Retrieval evidence alone puts
+    the total below the bound but would hedge from the near article; whether to hedge is the model's gate's call."""
+    r = evidence(0.6, 0.5, 0.3)
+    r.articles[0].sub_question, r.articles[1].sub_question = 0, 1
+    alone = judge(r, r.articles, [0.0, 0.0], 32, calibration("signals"))
+    assert alone.total < calibration().skip_model.fail_below and alone.action == "ambiguous"
+    q, raw, model = grade_auto(fake_settings, r)
+    assert len(model.scored) == 1 and "logit" in raw
+
+
 def test_the_shipped_bounds_sit_around_the_pass_threshold():
     skip = calibration().skip_model
     assert skip.fail_below < 32 < skip.pass_above and skip.threshold == 32

@@ -77,7 +77,9 @@ class GradeStage(LlmStage):
         if mode == "signals":
             return quality, "检索信号门控（无模型调用）"
         skip = calibration().skip_model
-        if skip is None or not skip.decides(quality.total, threshold):
+        # A hedged answer (CRAG's ambiguous action) is the model's gate's call: its logit moved the best article's
+        # P(relevant) where retrieval evidence did not (ans-ml-054 was hedged from a wrong article without it)
+        if skip is None or not skip.decides(quality.total, threshold) or quality.action == "ambiguous":
             return None
         return quality, (f"检索信号已足以判定（信号总分 {quality.total}，不在 {skip.fail_below}–{skip.pass_above} "
                          "之间），未调用模型")

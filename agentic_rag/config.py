@@ -128,8 +128,9 @@ class Settings(BaseSettings):
                             "model, or an API model that returns logprobs, else a JSON grade); signals: the same "
                             "gate on retrieval evidence alone, no model call (p50 ~11 → 1-5 s, but more answers on a "
                             "non-governing article: bench/results/answers_signals_gate*.json); json: a JSON grade. "
-                            "auto: retrieval evidence alone where it decides as the logit gate would (about half of "
-                            "questions, eval/results/gate_cascade.json), else logits")
+                            "auto: with the embedded evaluator, retrieval evidence alone where it decides as its logit "
+                            "gate would (about half of questions, eval/results/gate_cascade.json), else logits; an "
+                            "API evaluator is always asked")
     answer_max_tokens: int = Field(600, ge=100, le=4000, description="the web answer's token budget (~400 characters)")
     support_llm: Literal["auto", "off"] = Field(
         "auto", description="auto: the support check of the model's sentences also reads the model's 是/否 logit "

@@ -102,10 +102,7 @@ def fake_data_dir(tmp_path_factory) -> Path:
 def fake_settings(fake_data_dir) -> Settings:
     return Settings(_env_file=None, data_dir=fake_data_dir, models_dir=MODELS_DIR, reranker="none",
                     min_vector_score=0.0, agentic_rag_model="fake/script", llm_max_retries=0,
-                    router_law_margin=None,  # the fake embedder's law map means nothing
-                    # the fake embedder's signals mean nothing either: the scripted model grades every question (the
-                    # default, auto, decides clear cases without it: tests/stages/test_stage_grade.py)
-                    gate_mode="logits")
+                    router_law_margin=None)  # the fake embedder's law map means nothing
 
 
 @pytest.fixture(scope="session")

@@ -176,10 +176,13 @@ def evidence(cos: float, margin: float, lexical: float) -> Retrieval:
     return r
 
 
+EMBEDDED = "local/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"  # the evaluator the bounds were measured against
+
+
 def grade_auto(fake_settings, r: Retrieval, **settings):
     model = MockScoringModel(diffs=[4.0, -3.0])
-    stage = GradeStage(name="QualityEvaluatorAgent", model=model,
-                       settings=fake_settings.model_copy(update={"gate_mode": "auto", **settings}))
+    stage = GradeStage(name="QualityEvaluatorAgent", model=model, settings=fake_settings.model_copy(
+        update={"gate_mode": "auto", "evaluator_model": EMBEDDED, **settings}))
     state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(r)})
     return ATTEMPT_QUALITY.get(state), RAW_GRADE.get(state), model
 
@@ -202,6 +205,9 @@ def test_auto_asks_the_model_between_the_bounds_or_at_another_threshold(fake_set
     assert len(model.scored) == 1 and q == judge(middle, middle.articles, [4.0, -3.0], 32) and "logit" in raw
     # the bounds were chosen for PASS ≥ 32: at another threshold the model decides even a clear case
     q, raw, model = grade_auto(fake_settings, evidence(0.6, 0.15, 0.8), quality_threshold=30)
+    assert len(model.scored) == 1 and "logit" in raw
+    # ... and they were measured against the embedded model's gate: an API evaluator is always asked
+    q, raw, model = grade_auto(fake_settings, evidence(0.6, 0.15, 0.8), evaluator_model="deepseek/deepseek-chat")
     assert len(model.scored) == 1 and "logit" in raw
 
 

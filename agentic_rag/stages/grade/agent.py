@@ -6,8 +6,9 @@ the embedded model, the calibrated gate (`judge`): one call scores every article
 prompt prefix the answer will reuse. `GATE_MODE=signals` runs the same judge on retrieval evidence alone, with no
 model call: it separates answerable from out-of-scope questions as well (AUROC) and answers in a fraction of the
 time, but end to end it built more answers on a non-governing article (bench/results/answers_signals_gate*.json), so
-it is not the default. The default, auto, takes its verdict only where it decides as the model's gate would on
-every dev question (`judge.SkipModel`: about half of all questions) and asks the model about the rest. An API
+it is not the default. The default, auto, with the embedded evaluator takes its verdict only where it decides as
+that model's gate would on every dev question (`judge.SkipModel`: about half of all questions) and asks the model
+about the rest; an API evaluator is always asked (the bounds were not measured against it). An API
 model whose provider returns logprobs gives the same evidence in one call (`llm.api_scoring`) and goes through the
 same judge; one that returns none is asked for a JSON grade (`json_grade`), validated and never repaired. A model
 failure is its own verdict (`model_error`): the workflow then neither searches the web nor says the law does not
@@ -22,6 +23,7 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 
 from ...llm.call import ModelFailure, score
+from ...llm.models import LOCAL_PREFIX, model_name
 from ...llm.scoring import ScoringUnsupported
 from ...state import (
     ATTEMPT_QUALITY,
@@ -68,10 +70,12 @@ class GradeStage(LlmStage):
         yield self.emit(ctx, delta, quality.summary())
 
     def _without_model(self, retrieval: Retrieval, articles: list) -> tuple[Quality, str] | None:
-        """The verdict on retrieval evidence alone: always with `GATE_MODE=signals`; with auto, only where it
-        decides as the model's gate would (`judge.SkipModel`); else None (the model is asked)."""
+        """The verdict on retrieval evidence alone: always with `GATE_MODE=signals`; with auto and the embedded
+        evaluator, only where it decides as that model's gate would (`judge.SkipModel`: the bounds were measured
+        against it, not against an API model's grade); else None (the model is asked)."""
         mode, threshold = self.settings.gate_mode, self.settings.quality_threshold
-        if mode not in ("signals", "auto"):
+        embedded = model_name(self.role, self.settings).startswith(LOCAL_PREFIX)
+        if mode != "signals" and not (mode == "auto" and embedded):
             return None
         quality = judge(retrieval, articles, [0.0] * len(articles), threshold, calibration("signals"))
         if mode == "signals":

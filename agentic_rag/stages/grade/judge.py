@@ -28,10 +28,11 @@ a prior shift chosen on dev) that puts the design's PASS ≥ 32/40 where out-of-
 times in ten; articles whose unshifted P(relevant) reaches `relevant_threshold` (chosen on dev for citation
 precision) are the ones the answer may cite (at least the best one).
 
-Where the retrieval evidence alone already decides (`SkipModel`), the model is not asked: the signals gate's total
-(the same judge with the logit left out, `gate_calibration_signals.json`) below `fail_below` or above `pass_above`,
-bounds chosen on dev as the widest where it decided as this gate did on every question, the same article judged
-most relevant (`eval/calibrate_gate.py cascade`). That is about half of all questions, decided in milliseconds.
+Where the retrieval evidence alone already decides (`SkipModel`), the embedded model is not asked: the signals
+gate's total (the same judge with the logit left out, `gate_calibration_signals.json`) below `fail_below` or above
+`pass_above`, bounds chosen on dev as the widest where it decided as this gate did on every question, the same
+article judged most relevant (`eval/calibrate_gate.py cascade`). That is about half of all questions, decided in
+milliseconds.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ The workflow keeps the best attempt by total score, not the last.
 from __future__ import annotations
 
 from .config import Settings
-from .llm.models import LOCAL_PREFIX, model_name
+from .llm.models import embedded
 from .retrieval.channels import MATCHERS
 from .state import Attempt, Plan, Quality, Rewrite
 
@@ -32,7 +32,7 @@ def attempt_budget(settings: Settings) -> int:
         return 1
     retries = settings.agentic_max_retries
     if retries is None:
-        retries = RETRIES_LOCAL if model_name("evaluator", settings).startswith(LOCAL_PREFIX) else RETRIES_API
+        retries = RETRIES_LOCAL if embedded("evaluator", settings) else RETRIES_API
     return 1 + retries
 
 

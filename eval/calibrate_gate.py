@@ -473,7 +473,6 @@ def score(args) -> None:
     print(json.dumps(result, ensure_ascii=False, indent=2))
 
 
-
 # ----------------------------------------------------------------------------------------------------- cascade
 def cascade_rows(rows: list[dict], logit: dict, signals: dict) -> list[dict]:
     """Per question: the shipped gate's total with the model's logit (L) and the signals gate's (S, no model call),
@@ -533,6 +532,7 @@ def cascade(args) -> None:
                            "by": "eval/calibrate_gate.py cascade", "report": str(args.json.resolve().relative_to(ROOT))}
     SHIPPED.write_text(json.dumps(logit, ensure_ascii=False, indent=2), encoding="utf-8")
     print(json.dumps(result, ensure_ascii=False, indent=2))
+
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -38,10 +38,15 @@ def model_name(role: Role, settings: Settings) -> str:
     return f"{LOCAL_PREFIX}{settings.local_llm}"
 
 
+def embedded(role: Role, settings: Settings) -> bool:
+    """Is `role` answered by the embedded llama.cpp model (not an API model)?"""
+    return model_name(role, settings).startswith(LOCAL_PREFIX)
+
+
 def question_deadline(settings: Settings) -> float:
     if settings.question_deadline_s:
         return settings.question_deadline_s
-    local = any(model_name(r, settings).startswith(LOCAL_PREFIX) for r in ROLES)
+    local = any(embedded(r, settings) for r in ROLES)
     return DEADLINE_LOCAL_S if local else DEADLINE_API_S
 
 

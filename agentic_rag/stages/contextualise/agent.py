@@ -35,7 +35,7 @@ from ...conversation import clip, history
 from ...legal.laws import short
 from ...legal.numerals import article_cn
 from ...llm.call import ModelFailure
-from ...llm.models import LOCAL_PREFIX, model_name
+from ...llm.models import embedded
 from ...safety.fence import history_block
 from ...state import CONTEXT, QUESTION, RAW_CONTEXTUALISE, USER_QUERY, Contextualised, Conversation, Slot, Turn, merge
 from ..base import LlmStage
@@ -118,7 +118,7 @@ class ContextualiseStage(LlmStage):
         """Does a model rewrite follow-ups (`contextualise_with`)? auto: not the embedded one."""
         choice = self.settings.contextualise_with
         if choice == "auto":
-            return not model_name("contextualiser", self.settings).startswith(LOCAL_PREFIX)
+            return not embedded("contextualiser", self.settings)
         return choice == "model"
 
     async def _condense(self, ctx: InvocationContext, follow_up: str, questions: list[str], cited: list[str], *,

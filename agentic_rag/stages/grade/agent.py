@@ -23,7 +23,7 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 
 from ...llm.call import ModelFailure, score
-from ...llm.models import LOCAL_PREFIX, model_name
+from ...llm.models import embedded
 from ...llm.scoring import ScoringUnsupported
 from ...state import (
     ATTEMPT_QUALITY,
@@ -32,6 +32,7 @@ from ...state import (
     QUESTION,
     RAW_GRADE,
     ROUTE,
+    Article,
     Quality,
     Retrieval,
     Slot,
@@ -69,13 +70,12 @@ class GradeStage(LlmStage):
         delta = merge(ATTEMPT_QUALITY.delta(quality), RAW_GRADE.delta(raw))
         yield self.emit(ctx, delta, quality.summary())
 
-    def _without_model(self, retrieval: Retrieval, articles: list) -> tuple[Quality, str] | None:
+    def _without_model(self, retrieval: Retrieval, articles: list[Article]) -> tuple[Quality, str] | None:
         """The verdict on retrieval evidence alone: always with `GATE_MODE=signals`; with auto and the embedded
         evaluator, only where it decides as that model's gate would (`judge.SkipModel`: the bounds were measured
         against it, not against an API model's grade); else None (the model is asked)."""
         mode, threshold = self.settings.gate_mode, self.settings.quality_threshold
-        embedded = model_name(self.role, self.settings).startswith(LOCAL_PREFIX)
-        if mode != "signals" and not (mode == "auto" and embedded):
+        if mode != "signals" and not (mode == "auto" and embedded(self.role, self.settings)):
             return None
         quality = judge(retrieval, articles, [0.0] * len(articles), threshold, calibration("signals"))
         if mode == "signals":

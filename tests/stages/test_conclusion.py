@@ -289,3 +289,43 @@ def test_an_excepted_item_decides_only_when_the_question_is_its_case():
     assert not near_by_rule.item and near_by_rule.quote.endswith("（二）鲜活易腐的。")  # the rule, quoted with its list
     its_case = rank_clauses("定做的T恤能七天无理由退吗？", [article], embed_with(0.03))[0].clause
     assert its_case.item == "（一）" and decide("定做的T恤能七天无理由退吗？", its_case).label == "不可以"
+
+
+ART_23 = ("个人信息处理者向其他个人信息处理者提供其处理的个人信息的，应当向个人告知接收方的名称或者姓名、联系方式、处理目的、"
+          "处理方式和个人信息的种类，并取得个人的单独同意。")
+MINORS = "个人信息处理者处理不满十四周岁未成年人个人信息的，应当取得未成年人的父母或者其他监护人的同意。"
+
+
+@pytest.mark.parametrize("question, article", [
+    ("网店没问过我，就把我的手机号给了合作商家推销，这样可以吗？", ART_23),
+    ("这家App事先根本没告诉用户，就把数据同步到国外总部的服务器，合规吗？",
+     "个人信息处理者向中华人民共和国境外提供个人信息的，应当向个人告知境外接收方的名称或者姓名、联系方式，并取得个人的单独同意。"),
+    ("搜索结果前几条是商家花钱买的排名，页面上一个广告字都没标，这样行吗？", "对于竞价排名的商品或者服务，应当显著标明“广告”。")])
+def test_a_question_that_says_the_required_step_was_skipped_in_lay_words_is_a_breach(question, article):
+    assert decide(question, clauses(article)[0]).label == "不可以"
+
+
+def test_a_skipped_consent_is_no_breach_of_a_duty_for_a_younger_age_than_the_question_states():
+    assert decide("App没问过我就收集我17岁儿子的信息，可以吗？", clauses(MINORS)[0]).label == "视情况"
+    assert decide("App没问过我就收集我8岁儿子的信息，可以吗？", clauses(MINORS)[0]).label == "不可以"
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("租房时没说好租多久，我现在想退租，可以随时走吗？", "permission"),  # 多久 is in the facts, not the ask
+    ("公司天天逼我们加班，这合法吗？加班费不给的话我能怎么办？", "permission")])  # the label answers the first ask
+def test_the_ask_is_read_from_the_clause_that_asks(question, kind):
+    assert ask_kind(question) == kind
+
+
+def test_a_plain_permission_answers_yes_unless_it_is_left_to_a_standard_or_only_declares_a_right():
+    trial = clauses("劳动者在试用期内提前三日通知用人单位，可以解除劳动合同。")[0]
+    assert decide("还在试用期，提前三天跟公司说了，就可以走人吗？", trial).label == "可以"
+    public = clauses("个人信息处理者可以在合理的范围内处理个人自行公开或者其他已经合法公开的个人信息；个人明确拒绝的除外。")[0]
+    assert decide("有公司抓取网上公开的简历卖给猎头，这合法吗？", public).label == "视情况"
+    assert decide("邻居的摄像头正对着我家门口，这违法吗？", clauses("自然人享有隐私权。")[0]).label == "视情况"
+    refund = clauses("七日后符合法定解除合同条件的，消费者可以及时退货。")[0]
+    assert decide("手机用了两周就坏了，我能要求退货吗？", refund).label == "视情况"
+
+
+def test_a_duty_stated_before_a_right_answers_must_they_yes():
+    assert decide("注销账号以后，平台得把我的数据删掉吗？", by_text(ART_47, "处理目的已实现")).label == "需要"

@@ -37,7 +37,7 @@ _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
                          r"举报|投诉|找)|(能|可以)(让|要求)(他们|它|对方|商家|公司|平台|App)|有权(要求|请求|拒绝|查阅|复制)|"
                          r"(也|还)(能|可以)(举报|投诉|起诉|索赔|要求)")),
     ("info", re.compile(r"是什么|有哪些|哪些|多少|多久|几天|多长|几倍|什么时候|规定了什么|什么意思")),
-    ("permission", re.compile(r"合法|违法|可以吗|行吗|能.{0,16}吗|合规|对吗|允许|有权这么|算不算|违规|侵权|这样.{0,4}(可以|行|对)")),
+    ("permission", re.compile(r"合法|违法|可以.{0,16}吗|行吗|能.{0,16}吗|合规|对吗|允许|有权这么|算不算|违规|侵权|这样.{0,4}(可以|行|对)")),
 )
 
 
@@ -70,8 +70,17 @@ def asks_penalty(question: str) -> bool:
     return bool(_PENALTY_ASK.search(asked_part(question)))
 
 
+def final_clause(question: str) -> str:
+    """The clause that asks: the last one of the first question (「租房时…也没说好租多久，我现在想退租，可以随时走吗？」
+    asks 可以随时走吗; the facts before it only tell the case). The first question, because a two-ask question's
+    label answers its first ask."""
+    first = re.split(r"(?<=[？?])", asked_part(question).strip(), maxsplit=1)[0]
+    return re.split(r"[，,。；;！!]", first.rstrip("？?"))[-1]
+
+
 def ask_kind(question: str) -> AskKind:
-    for text in dict.fromkeys((asked_part(question), question)):  # the whole text when the follow-up names no ask
+    # the whole text when the asking clause or the follow-up names no ask
+    for text in dict.fromkeys((final_clause(question), asked_part(question), question)):
         for kind, pattern in _ASK:
             if pattern.search(text):
                 return kind
@@ -122,6 +131,9 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
 
 
 def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
+    if mod == "permit" and clause.lead and "应当" in clause.sentence.split("（", 1)[0]:
+        # the list's introduction states a duty before the right: 「…应当主动删除…；…未删除的，个人有权请求删除：」
+        return "需要"
     if mod == "permit":  # a list of lawful bases other than consent matched: no consent needed
         return "不需要" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
     if mod == "oblige" and not clause.lead and _CONDITIONAL.search(clause.text):
@@ -133,6 +145,8 @@ def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> La
 
 
 def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
+    if mod == "permit" and not clause.lead and _OPEN_STANDARD.search(clause.text):
+        return "视情况"
     if mod in ("permit", "oblige"):
         return "视情况" if clause.lead and mod == "oblige" else "可以"
     return {"prohibit": "不可以", "exempt": "不可以"}.get(mod, "视情况")
@@ -143,8 +157,10 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "不可以"
     if mod == "exempt":
         return "可以"
-    if mod == "permit":  # an item of a list of lawful grounds matched, other than consent itself
-        return "可以" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
+    if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
+        return "视情况" if _CONSENT.search(clause.text) else "可以"
+    if mod == "permit":  # 「劳动者在试用期内提前三日通知用人单位，可以解除劳动合同」: yes, unless left to a standard
+        return "视情况" if _OPEN_STANDARD.search(clause.text) or not _GRANTS.search(clause.text) else "可以"
     if mod == "oblige" and duty_breached(question, clause, common):
         return "不可以"
     return "视情况"
@@ -155,13 +171,30 @@ def duty_breached(question: str, clause: Clause, common: frozenset[str] = DRAFTI
     应当告知名称和联系方式; consent in the user agreement against 应当取得单独同意): what it did is unlawful. Not
     when the duty is the asker's own (消费者退货的商品应当完好) or the clause's condition is not the question's case."""
     text = clause.full
-    if _ASKER_DUTY.match(clause.sentence or text) or not _OMISSION.search(question):
+    duty = text.split("应当", 1)[-1]
+    if _ASKER_DUTY.match(clause.sentence or text):
+        return False
+    if skipped_step(question, duty) and not _age_excludes(question, clause):
+        return True
+    if not _OMISSION.search(question):
         return False
     if _CONDITIONAL.search(clause.text) and not clause.lead and not condition_met(question, clause, common):
         return False
-    duty = text.split("应当", 1)[-1]
     shared = hanzi_bigrams(question) & (hanzi_bigrams(duty) - common)
     return bool(shared) or bool(_SEPARATE.search(duty) and _BUNDLED.search(question))
+
+
+def skipped_step(question: str, duty: str) -> bool:
+    """The question says the very step the duty requires was skipped, in lay words: 没问过我 / 未经同意 against a duty
+    to obtain consent, 没告诉 against a duty to inform, 没标 against a duty to mark. The words differ from the
+    statute's, so the shared-words test above does not see it."""
+    return any(said.search(question) and required.search(duty) for said, required in _SKIPPED_STEPS)
+
+
+def _age_excludes(question: str, clause: Clause) -> bool:
+    """The clause is for those under an age (不满十四周岁) and the question states an age at or above it."""
+    limit, age = re.search(r"不满([一二三四五六七八九十\d]+)周岁", clause.full), re.search(r"(\d{1,2})\s*(?:周)?岁", question)
+    return bool(limit and age) and int(age.group(1)) >= cn_to_int(limit.group(1))
 
 
 def condition_met(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
@@ -180,6 +213,10 @@ _TABLES = {"need": _need, "right": _right, "permission": _permission}
 OPPOSITE: dict[str, Label] = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
 _CONSENT = re.compile(r"同意")
 _CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(个人信息)?处理者应当")
+# A permission that leaves the case to a standard the question cannot settle (在合理的范围内, 情节严重的, 符合法定解除
+# 合同条件的): it depends. A bare declaration (自然人享有隐私权) grants no act, so it decides no "may they?".
+_OPEN_STANDARD = re.compile(r"合理的?范围|情节|符合[^，。；]{0,16}条件|经[^，。；]{0,10}(同意|批准)")
+_GRANTS = re.compile(r"可以|有权|准许")
 _DEFINITION = re.compile(r"是指|是以|包括|属于")
 # The question says a step was skipped, done without asking, or folded into a general agreement.
 _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告知|通知|说明|问过?|经过?|征得|取得|同意|提醒|签|给)|"
@@ -187,4 +224,10 @@ _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告
                        r"写在.{0,8}(协议|条款|政策)|全部条款|一揽子")
 _ASKER_DUTY = re.compile(r"^[^，。；]{0,6}(消费者|劳动者|个人应当|用户|乘客|承租人|借款人)")
 _SEPARATE = re.compile(r"单独同意|书面同意")
+_NOT = r"(没有?|未经?|从没|从未|完全没|也没|都没|不)"
+_SKIPPED_STEPS = (
+    (re.compile(_NOT + r"(跟|和|向)?[^，。？]{0,4}?(问过?|征得|征求|经过?.{0,4}同意|同意)"), re.compile(r"同意")),
+    (re.compile(_NOT + r"(跟|和|向)?[^，。？]{0,4}?(告诉|告知|通知|说明|说一声|打招呼|提醒)"), re.compile(r"告知|通知|说明")),
+    (re.compile(_NOT + r"[^，。？]{0,4}?(标|注明|提示)"), re.compile(r"标明|标示|标识|提示")),
+)
 _BUNDLED = re.compile(r"协议|条款|隐私政策|一揽子|默认")

@@ -30,6 +30,7 @@ PIPL = "中华人民共和国个人信息保护法"
 TEXT = {10: "任何组织、个人不得非法收集、使用、加工、传输他人个人信息，不得非法买卖、提供或者公开他人个人信息。",
         23: "个人信息处理者向其他个人信息处理者提供其处理的个人信息的，应当向个人告知接收方的名称或者姓名、联系方式，"
             "并取得个人的单独同意。",
+        27: "个人信息处理者可以在合理的范围内处理个人自行公开或者其他已经合法公开的个人信息；个人明确拒绝的除外。",
         65: "任何组织、个人有权对违法个人信息处理活动向履行个人信息保护职责的部门进行投诉、举报。"}
 
 
@@ -286,3 +287,15 @@ def test_two_sessions_at_once_keep_their_own_dropped_citations(fake_settings):
 
     invented, clean = asyncio.run(go())
     assert 99 in invented.invalid and clean.invalid == []
+
+
+def test_an_it_depends_conclusion_whose_sentence_is_dropped_says_what_it_depends_on(fake_settings):
+    # ans-ml-015 and five more answers of the stop-32 run ended 「**结论**：视情况。」 with nothing after it.
+    for streaming in (False, True):
+        _, final, events = answer(fake_settings, "视情况，须在三十日内取得五千人同意。", path="pass", streaming=streaming,
+                                  question="有公司抓取网上公开的简历卖给猎头，这合法吗？", numbers=(27, 10), relevant=(27,))
+        text = FINAL_ANSWER.get(final)
+        assert text.startswith("**结论**：视情况。取决于您的情况是否符合下面引用的条文规定的条件和例外。\n\n**依据**：第二十七条")
+        assert "五千" not in text and not ANSWER.get(final).sentences[0].kept
+        if streaming:
+            assert "".join(e.content.parts[0].text for e in events if e.partial) == text

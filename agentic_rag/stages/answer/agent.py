@@ -326,10 +326,11 @@ class AnswerStage(LlmStage):
 
     @classmethod
     def _shown_sentence(cls, sentence: str, plan: form.AskPlan) -> str:
-        """What follows the ask's heading: the kept sentence without the label already shown, or, under 答复 with no
-        sentence, a line that points to the quoted clause (a bare 「**答复**：」 reads as a broken answer)."""
+        """What follows the ask's heading: the kept sentence without the label already shown, or, with no sentence
+        under 答复 or after 视情况, a line that points to the quoted clause (a bare 「**答复**：」 reads as a broken answer,
+        a bare 「视情况。」 as no answer: it must say what it depends on)."""
         shown = cls._strip_label(sentence, plan.label)
-        return shown or (prompt.EXPLAIN_BY_QUOTE if plan.label == "说明" and plan.clause else "")
+        return shown or (prompt.BY_QUOTE.get(plan.label, "") if plan.clause else "")
 
     @staticmethod
     def _strip_label(sentence: str, label: str) -> str:

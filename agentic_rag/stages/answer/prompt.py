@@ -8,9 +8,9 @@ conclusion's sentence is written by the model; everything else is quoted from th
 # ----------------------------------------------------------------------------- the answer form (written by code)
 CONCLUSION = "**结论**：{label}。"
 EXPLAIN = "**答复**："  # a how-to or lookup question has no 可以 / 不可以 to conclude: the explanation comes first
-# Under 答复 when the model's sentence was dropped or not written: the heading is already shown (streaming), and the
-# quoted clause below it is the answer.
-EXPLAIN_BY_QUOTE = "法律对此的规定见下面引用的条文。"
+# Under 答复 or after 视情况 when the model's sentence was dropped or not written: the heading is already shown
+# (streaming), and the quoted clause below it is the answer.
+BY_QUOTE = {"说明": "法律对此的规定见下面引用的条文。", "视情况": "取决于您的情况是否符合下面引用的条文规定的条件和例外。"}
 ASK = "**问题{n}**：{question}\n\n"
 REASON = "**依据**：{quotes}"
 QUOTE = "{title}规定：“{text}”"

@@ -9,6 +9,7 @@ but not as hard-wrong (an honest "it depends" is not a wrong conclusion). Rules 
 half only; report the test half.
 
     .venv/bin/python eval/conclusion_rules.py [--embedder] [--json eval/results/conclusion_rules.json]
+    .venv/bin/python eval/conclusion_rules.py --dataset eval/answers_fresh.jsonl    # the held-out set
 """
 from __future__ import annotations
 
@@ -86,9 +87,10 @@ def main() -> int:
     embed = clause_embed() if args.embedder else None
     rows = [json.loads(line) for line in args.dataset.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in rows if r["conclusion"]["label"] in POLARITY_LABELS and r["gold"]]
-    report = {split: evaluate([r for r in rows if r["split"] == split], embed) for split in ("dev", "test")}
+    splits = [s for s in ("dev", "test", "fresh") if any(r["split"] == s for r in rows)]
+    report = {split: evaluate([r for r in rows if r["split"] == split], embed) for split in splits}
     report["clause_choice"] = "embedder" if args.embedder else "lexical"
-    for split, rep in ((k, report[k]) for k in ("dev", "test")):
+    for split, rep in ((k, report[k]) for k in splits):
         print(f"{split}: n={rep['n']} accuracy={rep['accuracy']} hard_wrong={rep['hard_wrong']} "
               + " ".join(f"{t}={v['accuracy']}({v['n']})" for t, v in rep["by_type"].items()))
     if args.json:

@@ -329,3 +329,17 @@ def test_a_plain_permission_answers_yes_unless_it_is_left_to_a_standard_or_only_
 
 def test_a_duty_stated_before_a_right_answers_must_they_yes():
     assert decide("注销账号以后，平台得把我的数据删掉吗？", by_text(ART_47, "处理目的已实现")).label == "需要"
+
+
+def test_a_plain_permission_decides_only_the_askers_own_act():
+    withdraw = clauses("基于个人同意处理个人信息的，个人有权撤回其同意。")[0]
+    assert decide("我之前同意了接收营销推送，现在可以撤回吗？", withdraw).label == "可以"
+    # the shop's practice is asked about, not the asker's act: the right alone does not decide it
+    assert decide("我想撤回同意，店家却要我本人带身份证去门店填表，这样合规吗？", withdraw).label == "视情况"
+    inspect = clauses("履行个人信息保护职责的部门可以采取下列措施：（一）实施现场检查；")[-1]
+    assert decide("网信部门来现场检查，我们能拒绝检查吗？", inspect).label == "视情况"  # the power is the other side's
+
+
+def test_a_skipped_step_is_no_breach_where_the_article_excepts_the_duty():
+    state = clauses("国家机关为履行法定职责处理个人信息，应当依照本法规定履行告知义务；告知将妨碍国家机关履行法定职责的除外。")[0]
+    assert decide("警察调查时查了我的银行流水，事先一点都没告诉我，这样合法吗？", state).label == "视情况"

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ...legal.modality import Clause
+from ...legal.modality import EXCEPTION, Clause
 from ...legal.modality import modality as modality_of
 from ...legal.numerals import cn_to_int
 from ...legal.vocabulary import DRAFTING
@@ -157,10 +157,16 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "不可以"
     if mod == "exempt":
         return "可以"
+    if mod == "permit" and _REFUSAL.search(final_clause(question)):
+        return "视情况"  # 「我们能拒绝检查吗」 against 「部门可以实施现场检查」: the permission is the other side's
     if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
         return "视情况" if _CONSENT.search(clause.text) else "可以"
-    if mod == "permit":  # 「劳动者在试用期内提前三日通知用人单位，可以解除劳动合同」: yes, unless left to a standard
+    if mod == "permit" and own_act(question):
+        # 「提前三天跟公司说一声就可以离职吗」 against 「劳动者在试用期内提前三日通知用人单位，可以解除劳动合同」: the asker's
+        # own act, granted — unless left to a standard. Not 「这样合规吗」 about the other side's act.
         return "视情况" if _OPEN_STANDARD.search(clause.text) or not _GRANTS.search(clause.text) else "可以"
+    if mod == "permit":
+        return "视情况"
     if mod == "oblige" and duty_breached(question, clause, common):
         return "不可以"
     return "视情况"
@@ -174,8 +180,8 @@ def duty_breached(question: str, clause: Clause, common: frozenset[str] = DRAFTI
     duty = text.split("应当", 1)[-1]
     if _ASKER_DUTY.match(clause.sentence or text):
         return False
-    if skipped_step(question, duty) and not _age_excludes(question, clause):
-        return True
+    if skipped_step(question, duty) and not _age_excludes(question, clause) and not EXCEPTION.search(clause.sentence):
+        return True  # not where the article excepts the duty (告知将妨碍国家机关履行法定职责的除外): lay words cannot tell
     if not _OMISSION.search(question):
         return False
     if _CONDITIONAL.search(clause.text) and not clause.lead and not condition_met(question, clause, common):
@@ -189,6 +195,13 @@ def skipped_step(question: str, duty: str) -> bool:
     to obtain consent, 没告诉 against a duty to inform, 没标 against a duty to mark. The words differ from the
     statute's, so the shared-words test above does not see it."""
     return any(said.search(question) and required.search(duty) for said, required in _SKIPPED_STEPS)
+
+
+def own_act(question: str) -> bool:
+    """The asking clause asks whether the asker may do something: nothing but the asker stands before 能/可以."""
+    asking = final_clause(question)
+    m = _MAY.search(asking)
+    return bool(m) and bool(_ASKER_ONLY.fullmatch(asking[:m.start()]))
 
 
 def _age_excludes(question: str, clause: Clause) -> bool:
@@ -217,6 +230,10 @@ _CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(�
 # 合同条件的): it depends. A bare declaration (自然人享有隐私权) grants no act, so it decides no "may they?".
 _OPEN_STANDARD = re.compile(r"合理的?范围|情节|符合[^，。；]{0,16}条件|经[^，。；]{0,10}(同意|批准)")
 _GRANTS = re.compile(r"可以|有权|准许")
+_MAY = re.compile(r"能|可以")
+# What may stand before 能/可以 when the asker asks about their own act (「那我现在还能撤回吗」, 「就可以离职吗」).
+_ASKER_ONLY = re.compile(r"(那么|那|我们|我|现在|直接|还|也|就|是不是|是否)*")
+_REFUSAL = re.compile(r"拒绝|不配合|挡回")
 _DEFINITION = re.compile(r"是指|是以|包括|属于")
 # The question says a step was skipped, done without asking, or folded into a general agreement.
 _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告知|通知|说明|问过?|经过?|征得|取得|同意|提醒|签|给)|"

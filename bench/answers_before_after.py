@@ -76,7 +76,7 @@ def main() -> int:
                    help="a folder put first on the before version's PYTHONPATH (an unpacked wheel of another build "
                         "of llama-cpp-python, say: the same questions answered with two builds)")
     p.add_argument("--dataset", type=Path, default=ROOT / "eval" / "answers_eval.jsonl")
-    p.add_argument("--split", choices=("dev", "test"), default="test")
+    p.add_argument("--split", choices=("dev", "test", "fresh"), default="test")
     p.add_argument("--pipl-dir", type=Path, default=ROOT / "data")
     p.add_argument("--multilaw-dir", type=Path, default=ROOT / "data-multilaw")
     p.add_argument("--versions", nargs="+", default=["before", "after"])

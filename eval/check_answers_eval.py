@@ -2,6 +2,12 @@
 """Validate eval/answers_eval.jsonl (answer-content eval set). Stdlib only.
 
     python3 eval/check_answers_eval.py [path/to/answers_eval.jsonl]
+    python3 eval/check_answers_eval.py eval/answers_fresh.jsonl     # held-out "fresh" set
+
+A file whose rows have split "fresh" (eval/answers_fresh.jsonl) is checked in fresh mode: ids
+fresh-pipl-NNN / fresh-ml-NNN, every split "fresh", at least 40 rows, no dev/test stratification check, and
+its queries are also compared with eval/answers_eval.jsonl for near-duplicates. All other checks are the same.
+The default file is always checked in the dev/test mode described below.
 
 Checks (any failure → exit status 1):
   * schema: fields, types, enums, id format, unique ids, at least 130 rows, type ↔ label consistency;
@@ -70,6 +76,9 @@ LABELS_BY_TYPE = {
     "chitchat": {"不适用"},
 }
 ID_RE = {"pipl": re.compile(r"^ans-pipl-\d{3}$"), "multilaw": re.compile(r"^ans-ml-\d{3}$")}
+FRESH_ID_RE = {"pipl": re.compile(r"^fresh-pipl-\d{3}$"), "multilaw": re.compile(r"^fresh-ml-\d{3}$")}
+MIN_ROWS = 130
+FRESH_MIN_ROWS = 40
 FIELDS = ["id", "kb", "query", "type", "gold", "conclusion", "key_points", "must_not", "reference_answer",
           "note", "split"]
 JACCARD_LIMIT = 0.6
@@ -158,7 +167,7 @@ def compile_all(ck: Checker, rid: str, what: str, patterns) -> list[re.Pattern]:
     return out
 
 
-def check_row(ck: Checker, row: dict, pipl: dict, multilaw: dict, kb_texts: dict) -> None:
+def check_row(ck: Checker, row: dict, pipl: dict, multilaw: dict, kb_texts: dict, fresh: bool = False) -> None:
     rid = row.get("id", "<no id>")
     missing = [k for k in FIELDS if k not in row]
     extra = [k for k in row if k not in FIELDS]
@@ -171,12 +180,12 @@ def check_row(ck: Checker, row: dict, pipl: dict, multilaw: dict, kb_texts: dict
     if kb not in KBS:
         ck.fail(rid, f"bad kb {kb!r}")
         return
-    if not ID_RE[kb].match(rid):
+    if not (FRESH_ID_RE if fresh else ID_RE)[kb].match(rid):
         ck.fail(rid, f"id does not match kb {kb}")
     if typ not in TYPES:
         ck.fail(rid, f"bad type {typ!r}")
         return
-    if row["split"] not in {"dev", "test"}:
+    if row["split"] not in ({"fresh"} if fresh else {"dev", "test"}):
         ck.fail(rid, f"bad split {row['split']!r}")
     for k in ("query", "reference_answer", "note"):
         if not isinstance(row[k], str) or not row[k].strip():
@@ -303,8 +312,12 @@ def main(argv: list[str]) -> int:
             rows.append(json.loads(line))
         except json.JSONDecodeError as e:
             ck.fail(f"line {line_no}", f"invalid JSON: {e}")
-    if len(rows) < 130:
-        ck.fail("file", f"only {len(rows)} rows, need at least 130")
+    # fresh mode: the held-out set (every split "fresh"); never for the default file
+    fresh = path.resolve() != DEFAULT_DATA.resolve() and any(
+        isinstance(r, dict) and r.get("split") == "fresh" for r in rows)
+    min_rows = FRESH_MIN_ROWS if fresh else MIN_ROWS
+    if len(rows) < min_rows:
+        ck.fail("file", f"only {len(rows)} rows, need at least {min_rows}")
     ids = Counter(r.get("id") for r in rows)
     for rid, n in ids.items():
         if n > 1:
@@ -317,11 +330,11 @@ def main(argv: list[str]) -> int:
                 "multilaw": [(f"{law[7:]} {n}", squash(t)) for (law, n), t in multilaw.items()]}
     for row in rows:
         if isinstance(row, dict):
-            check_row(ck, row, pipl, multilaw, kb_texts)
+            check_row(ck, row, pipl, multilaw, kb_texts, fresh)
 
     # near-duplicates
     others = []
-    for p in OTHER_SETS:
+    for p in OTHER_SETS + ([DEFAULT_DATA] if fresh else []):
         for line in p.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 q = json.loads(line)["query"]
@@ -347,14 +360,30 @@ def main(argv: list[str]) -> int:
         if isinstance(r, dict):
             groups[(r.get("kb"), r.get("type"))][r.get("split")] += 1
     for (kb, typ), c in sorted(groups.items()):
+        if fresh:
+            break  # the fresh set is held out as a whole; no dev/test halves
         if not (0 <= c["test"] - c["dev"] <= 1):
             ck.fail(f"split {kb}/{typ}", f"test={c['test']} dev={c['dev']} is not a stratified half")
 
     # report
     print(f"{len(rows)} rows; max query bigram-Jaccard vs existing eval sets {max_other:.2f}, within set "
           f"{max_self:.2f}")
-    print(f"{'kb':9} {'type':10} {'dev':>4} {'test':>5} {'all':>4}")
-    for kb in ("pipl", "multilaw"):
+    if fresh:
+        print("fresh mode (held-out set; splits all 'fresh', no stratification)")
+        print(f"{'kb':9} {'type':10} {'fresh':>5}  labels")
+        for kb in ("pipl", "multilaw"):
+            n_kb = 0
+            for typ in ("no", "yes", "exception", "depends", "howto", "lookup", "multi", "out_of_kb", "chitchat"):
+                labs = Counter(r.get("conclusion", {}).get("label") for r in rows
+                               if isinstance(r, dict) and r.get("kb") == kb and r.get("type") == typ)
+                n = sum(labs.values())
+                n_kb += n
+                if n:
+                    print(f"{kb:9} {typ:10} {n:>5}  " + ", ".join(f"{lab} {k}" for lab, k in sorted(labs.items())))
+            print(f"{kb:9} {'TOTAL':10} {n_kb:>5}")
+    else:
+        print(f"{'kb':9} {'type':10} {'dev':>4} {'test':>5} {'all':>4}")
+    for kb in (() if fresh else ("pipl", "multilaw")):
         tot = Counter()
         for typ in ("no", "yes", "exception", "depends", "howto", "lookup", "multi", "out_of_kb", "chitchat"):
             c = groups.get((kb, typ), Counter())

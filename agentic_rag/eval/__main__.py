@@ -192,7 +192,8 @@ def _parse_answers(sub) -> None:
     a = sub.add_parser("answers", help="what the answers say: conclusion, key points, wrong claims, governing "
                                        "articles, refusals (eval/answers_eval.jsonl, both knowledge bases)")
     a.add_argument("--dataset", type=Path, default=Path("eval/answers_eval.jsonl"))
-    a.add_argument("--split", choices=("dev", "test"), help="only this half (report on test)")
+    a.add_argument("--split", choices=("dev", "test", "fresh"),
+                   help="only this half (report on test; fresh: the held-out eval/answers_fresh.jsonl)")
     a.add_argument("--model", help="LiteLLM model string or local/<gguf> (default: the configured model)")
     a.add_argument("--pipl-dir", type=Path, help="the PIPL index (default: DATA_DIR)")
     a.add_argument("--multilaw-dir", type=Path, default=Path("data-multilaw"),

@@ -4,11 +4,11 @@ the conversation set. A label edit that breaks a must-not pattern against the st
 that repeats a question of another set, fails here."""
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
 
+from tests import hermetic
 from tests.conftest import LAWREFBOOK, PROJECT_ROOT
 
 
@@ -18,6 +18,6 @@ from tests.conftest import LAWREFBOOK, PROJECT_ROOT
 def test_the_labelled_sets_pass_their_checkers(args):
     if not LAWREFBOOK.exists():
         pytest.skip(f"{LAWREFBOOK} missing (the shared data folder)")
-    done = subprocess.run([sys.executable, *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    done = hermetic.run([sys.executable, *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "OK" in done.stdout

@@ -157,13 +157,14 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "不可以"
     if mod == "exempt":
         return "可以"
-    if mod == "permit" and _REFUSAL.search(final_clause(question)):
+    asking = final_clause(question)
+    if mod == "permit" and _REFUSAL.search(asking):
         return "视情况"  # 「我们能拒绝检查吗」 against 「部门可以实施现场检查」: the permission is the other side's
     if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
         return "视情况" if _CONSENT.search(clause.text) else "可以"
-    if mod == "permit" and own_act(question):
-        # 「提前三天跟公司说一声就可以离职吗」 against 「劳动者在试用期内提前三日通知用人单位，可以解除劳动合同」: the asker's
-        # own act, granted — unless left to a standard. Not 「这样合规吗」 about the other side's act.
+    if mod == "permit" and own_act(asking):
+        # 「那我现在还能撤回吗」 against 「个人有权撤回其同意」: the asker's own act, granted — unless left to a
+        # standard. Not 「这样合规吗」 about the other side's act.
         return "视情况" if _OPEN_STANDARD.search(clause.text) or not _GRANTS.search(clause.text) else "可以"
     if mod == "permit":
         return "视情况"
@@ -197,26 +198,32 @@ def skipped_step(question: str, duty: str) -> bool:
     return any(said.search(question) and required.search(duty) for said, required in _SKIPPED_STEPS)
 
 
-def own_act(question: str) -> bool:
-    """The asking clause asks whether the asker may do something: nothing but the asker stands before 能/可以."""
-    asking = final_clause(question)
+def own_act(asking: str) -> bool:
+    """The asking clause (`final_clause`) asks whether the asker may do something: nothing but the asker stands
+    before 能/可以."""
     m = _MAY.search(asking)
     return bool(m) and bool(_ASKER_ONLY.fullmatch(asking[:m.start()]))
 
 
 def _age_excludes(question: str, clause: Clause) -> bool:
     """The clause is for those under an age (不满十四周岁) and the question states an age at or above it."""
-    limit, age = re.search(r"不满([一二三四五六七八九十\d]+)周岁", clause.full), re.search(r"(\d{1,2})\s*(?:周)?岁", question)
-    return bool(limit and age) and int(age.group(1)) >= cn_to_int(limit.group(1))
+    limit, age = _ages(question, clause.full)
+    return limit is not None and age is not None and age >= limit
+
+
+def _ages(question: str, text: str) -> tuple[int | None, int | None]:
+    """The age limit `text` sets (不满N周岁) and the age `question` states, each None when not given."""
+    limit, age = re.search(r"不满([一二三四五六七八九十\d]+)周岁", text), re.search(r"(\d{1,2})\s*(?:周)?岁", question)
+    return (cn_to_int(limit.group(1)) if limit else None), (int(age.group(1)) if age else None)
 
 
 def condition_met(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
     """The question states the case a conditional duty is for: its age is below the clause's 不满N周岁, or it shares
     a third of the condition's own words (the words of every article of its law, `common`, say nothing)."""
     condition = re.split(r"的[，,]|的(?:个人信息)?处理者应当", clause.text, maxsplit=1)[0]
-    limit, age = re.search(r"不满([一二三四五六七八九十\d]+)周岁", condition), re.search(r"(\d{1,2})\s*(?:周)?岁", question)
-    if limit and (age or _CHILD.search(question)):  # a stated age decides; a child without one is under any limit
-        return not age or int(age.group(1)) < cn_to_int(limit.group(1))
+    limit, age = _ages(question, condition)
+    if limit is not None and (age is not None or _CHILD.search(question)):  # a stated age decides; a child without
+        return age is None or age < limit                                    # one is under any limit
     words = hanzi_bigrams(condition) - common
     return bool(words) and len(hanzi_bigrams(question) & words) >= max(2, len(words) // 3)
 

@@ -38,7 +38,10 @@ def test_clauses_read_list_items_with_their_introduction_and_keep_the_sentence_f
 
 @pytest.mark.parametrize("text, expected", [
     ("不需取得个人同意", "exempt"), ("不得公开", "prohibit"), ("有权请求删除", "permit"), ("应当告知", "oblige"),
-    ("个人信息是以电子方式记录的各种信息", "none")])
+    ("个人信息是以电子方式记录的各种信息", "none"),
+    # a word that only qualifies another is not the modality: a right used without reasons, a power to prohibit
+    ("消费者有权自收到商品之日起七日内退货，且无需说明理由", "permit"), ("禁止非法买卖", "prohibit"),
+    ("处十万元以上一百万元以下罚款，并可以决定禁止其在一定期限内担任相关企业的董事", "permit")])
 def test_modality_of_a_sentence(text, expected):
     assert modality(text) == expected
 
@@ -51,7 +54,9 @@ def test_modality_of_a_sentence(text, expected):
     ("我们把会员数据交给外包公司，公司是不是还得管着外包方怎么用？", "need"), ("删了以后还能得到赔偿吗？", "permission"),
     # a rule-form follow-up asks what its last follow-up asks; the earlier question only gives the facts
     ("上一问题：App收集孩子信息需要家长同意吗？；追问：那我能让它删掉吗？", "right"),
-    ("上一问题：App收集孩子信息需要家长同意吗？；追问：那要是孩子15岁呢？", "need")])
+    ("上一问题：App收集孩子信息需要家长同意吗？；追问：那要是孩子15岁呢？", "need"),
+    ("PIPL第二十一条是关于什么的", "info"), ("现在公司裁员把我裁了，经济补偿到底怎么算？", "howto"),
+    ("个人信息这块，告知和同意上具体要怎么做？", "howto")])
 def test_what_the_question_asks(question, kind):
     assert ask_kind(question) == kind
 
@@ -69,6 +74,12 @@ def test_the_exception_is_applied_only_when_the_question_is_about_it():
 def test_an_exception_list_inverts_the_rule_it_excepts():
     item = by_text(CONSUMER_25, "定作")
     assert decide("在网上定做了一件印着我名字的T恤，能七天无理由退吗？", item).label == "不可以"
+
+
+def test_an_excepted_item_of_a_right_answers_can_i_still_no():
+    # the list introduces a right (有权…退货，且无需说明理由), so its excepted item takes the right away
+    item = by_text(CONSUMER_25 + "（三）在线下载或者消费者拆封的音像制品、计算机软件等数字化商品；", "拆封")
+    assert decide("在网店买了一盒游戏光盘，拆了塑封玩了一下觉得没意思，还能要求七天无理由退吗？", item).label == "不可以"
 
 
 def test_a_lawful_ground_other_than_consent_means_no_consent_is_needed():

@@ -299,3 +299,14 @@ def test_an_it_depends_conclusion_whose_sentence_is_dropped_says_what_it_depends
         assert "五千" not in text and not ANSWER.get(final).sentences[0].kept
         if streaming:
             assert "".join(e.content.parts[0].text for e in events if e.partial) == text
+
+
+def test_the_tasks_own_words_copied_after_the_label_are_not_shown(fake_settings):
+    # fresh-ml-013 showed 「**结论**：视情况。以“视情况”开头，消费者…」: the 1.5B began with its task's 「以“{label}”开头」
+    for streaming in (False, True):
+        _, final, events = answer(fake_settings, "以“不可以”开头，网站不能把您的浏览记录卖给广告商。", path="pass",
+                                  streaming=streaming)
+        text = FINAL_ANSWER.get(final)
+        assert text.startswith("**结论**：不可以。网站不能把您的浏览记录卖给广告商。\n\n**依据**：") and "开头" not in text
+        if streaming:
+            assert "".join(e.content.parts[0].text for e in events if e.partial) == text

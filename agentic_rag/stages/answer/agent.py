@@ -71,6 +71,7 @@ SECOND_ARTICLE_P = 0.5
 SECOND_ARTICLE_MARGIN = 0.15
 SUPPORT_TAIL = "【任务】核对：下面这句话能否由上面的法条直接得出？只回答“是”或“否”。\n句子：{sentence}"
 _LINE_NUMBER = re.compile(r"^\s*\d+[.、．)]\s*")
+_ECHOED_TASK = re.compile(r"^以[“\"]?[^”\"，。]{0,8}[”\"]?开头[，,。；;：:\s]*")  # prompt.SENTENCE's 以“{label}”开头
 # What a model used to a report form puts around its sentence: headings, list and quote marks, a bold label.
 _HEADING_LINE = re.compile(r"^\s*#")
 _LINE_MARKUP = re.compile(r"^\s*(?:[-*>]\s+)?(?:\*\*[^*\n]{1,12}\*\*[：:]?\s*)?")
@@ -334,8 +335,10 @@ class AnswerStage(LlmStage):
 
     @staticmethod
     def _strip_label(sentence: str, label: str) -> str:
-        """The sentence after 「结论：不可以。」: its own leading 不可以 is not said twice."""
-        return re.sub(rf"^{label}[，,。；;：:\s]*", "", sentence)
+        """The sentence after 「结论：不可以。」: its own leading 不可以 is not said twice, nor the task's 「以“视情况”开头」
+        that a small model copies after it."""
+        lead = rf"^{label}[，,。；;：:\s]*"
+        return re.sub(lead, "", _ECHOED_TASK.sub("", re.sub(lead, "", sentence)))
 
     @staticmethod
     def _text_before_sentences(pieces: list[str | int]) -> str:

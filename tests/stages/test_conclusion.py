@@ -195,6 +195,22 @@ def test_the_deciding_clause_is_the_one_the_embedder_puts_nearest_and_clause_vec
     assert len(embedder.encoded) == n and set(cache) == set(embedder.encoded)  # cached, not embedded again
 
 
+def test_a_polar_ask_is_decided_by_a_clause_that_regulates_when_it_is_nearly_as_near():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import DEONTIC_LIFT, rank_clauses
+
+    art_41 = ("中华人民共和国主管机关根据有关法律和中华人民共和国缔结或者参加的国际条约、协定，处理外国司法或者执法机构"
+              "关于提供存储于境内个人信息的请求。非经中华人民共和国主管机关批准，个人信息处理者不得向外国司法或者执法"
+              "机构提供存储于中华人民共和国境内的个人信息。")
+    art = Article(id="pipl#41", title="第四十一条", law="pipl", article=41, article_cn="第四十一条", text=art_41)
+
+    def embed(question, texts):  # the procedure sentence is a little nearer than the rule, as fresh-pipl-012 found
+        return [0.50 if "请求" in t else 0.50 - DEONTIC_LIFT / 2 for t in texts]
+
+    assert "不得" in rank_clauses("主管机关已经批准了，我们现在可以提供吗？", [art], embed)[0].clause.text
+    assert "请求" in rank_clauses("第四十一条讲的是什么？", [art], embed)[0].clause.text  # a lookup: the nearest
+
+
 def test_a_bare_list_introduction_is_not_listed_as_a_condition_but_its_items_are():
     from agentic_rag.retrieval.types import Article
     from agentic_rag.stages.answer.deciding import conditions

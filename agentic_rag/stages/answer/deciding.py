@@ -17,7 +17,7 @@ from ...legal.modality import EXCEPTION, Clause, clauses, imposes_penalty
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from ...retrieval.types import Article
-from .conclusion import asks_penalty
+from .conclusion import ask_kind, asks_penalty
 
 Embed = Callable[[str, list[str]], np.ndarray]  # (question, clause texts) → cosine per clause
 RELEVANCE_LIFT = 0.05  # per unit of P(relevant): the more relevant article wins a near tie
@@ -28,6 +28,10 @@ REFERRAL_DEFERENCE = 0.05
 # Cosine by which an excepted item must be nearer to the question than the rule it excepts (消法第二十五条 on the answers
 # set's dev half: the item that is the case +0.024 (定做的T恤), items that are not ≤ 0.006 above the rule; test: +0.028).
 EXCEPTED_ITEM_MARGIN = 0.02
+# A clause that regulates nothing (「主管机关…处理外国司法机构的请求」, a scope or a procedure) cannot answer 可以 / 不可以:
+# for a polar ask a clause with 不得 / 应当 / 可以 wins a near tie. Answers set, gold articles given (embedder clause
+# choice): dev and test labels unchanged, fresh 0.36 → 0.42 (fresh-pipl-003 and -018 now read their 不得 / 应当).
+DEONTIC_LIFT = 0.02
 _CONDITION = re.compile(r"有下列情形之一|符合下列|具备下列|应当具备|只有在|方可|前提")
 # A clause that only names 条件 states the condition of its own rule (「请求转移…符合…规定条件的，应当提供转移的途径」 beside
 # 查阅、复制): it is listed when it is about what the question is about, i.e. shares a word with it beyond the words
@@ -52,7 +56,8 @@ def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None
     texts = [c.full for _, c in pool]
     sims = embed(question, texts) if embed is not None else np.array([_overlap(question, t) for t in texts])
     sims = _excepted_items_need_their_case(pool, [float(s) for s in sims])
-    scored = [Ranked(a, c, s + RELEVANCE_LIFT * (a.relevance or 0.0)
+    lift = DEONTIC_LIFT if ask_kind(question) not in ("howto", "info") else 0.0
+    scored = [Ranked(a, c, s + RELEVANCE_LIFT * (a.relevance or 0.0) + (lift if c.modality != "none" else 0.0)
                      - (REFERRAL_DEFERENCE if REFERRAL.search(c.text) else 0.0)) for (a, c), s in zip(pool, sims)]
     return sorted(scored, key=lambda r: -r.score)
 

@@ -336,7 +336,7 @@ class AnswerStage(LlmStage):
     @staticmethod
     def _strip_label(sentence: str, label: str) -> str:
         """The sentence after 「结论：不可以。」: its own leading 不可以 is not said twice, nor the task's 「以“视情况”开头」
-        that a small model copies after it."""
+        that a small model copies before or after it (fresh-ml-013)."""
         lead = rf"^{label}[，,。；;：:\s]*"
         return re.sub(lead, "", _ECHOED_TASK.sub("", re.sub(lead, "", sentence)))
 

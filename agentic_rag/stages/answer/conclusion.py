@@ -22,6 +22,7 @@ from ...state import Label
 from ..contextualise.prompt import FOLLOW_UP_MARK
 
 AskKind = Literal["howto", "info", "need", "right", "permission"]
+EXPLAINED: tuple[AskKind, ...] = ("howto", "info")  # answered 说明 with the clause, not with a polar label
 POLARITY_LABELS: tuple[Label, ...] = ("可以", "不可以", "需要", "不需要", "视情况")
 
 # The first kind that matches wins: "我能要求删除吗" is a right, "需要同意吗" a need, "这合法吗" a permission.
@@ -119,7 +120,7 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
     """The label for `question` given the clause that decides it (None: no clause was found); `common` are the words
     every article of the clause's law has (`legal.vocabulary`)."""
     kind = ask_kind(question)
-    if kind in ("howto", "info"):
+    if kind in EXPLAINED:
         return Decision("说明", kind)
     if clause is None:
         return Decision("视情况", "no clause")

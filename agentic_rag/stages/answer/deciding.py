@@ -17,7 +17,7 @@ from ...legal.modality import EXCEPTION, Clause, clauses, imposes_penalty
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from ...retrieval.types import Article
-from .conclusion import ask_kind, asks_penalty
+from .conclusion import EXPLAINED, ask_kind, asks_penalty, clause_modality
 
 Embed = Callable[[str, list[str]], np.ndarray]  # (question, clause texts) → cosine per clause
 RELEVANCE_LIFT = 0.05  # per unit of P(relevant): the more relevant article wins a near tie
@@ -56,8 +56,8 @@ def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None
     texts = [c.full for _, c in pool]
     sims = embed(question, texts) if embed is not None else np.array([_overlap(question, t) for t in texts])
     sims = _excepted_items_need_their_case(pool, [float(s) for s in sims])
-    lift = DEONTIC_LIFT if ask_kind(question) not in ("howto", "info") else 0.0
-    scored = [Ranked(a, c, s + RELEVANCE_LIFT * (a.relevance or 0.0) + (lift if c.modality != "none" else 0.0)
+    lift = DEONTIC_LIFT if ask_kind(question) not in EXPLAINED else 0.0  # regulates as the label reads it
+    scored = [Ranked(a, c, s + RELEVANCE_LIFT * (a.relevance or 0.0) + (lift if clause_modality(c) != "none" else 0.0)
                      - (REFERRAL_DEFERENCE if REFERRAL.search(c.text) else 0.0)) for (a, c), s in zip(pool, sims)]
     return sorted(scored, key=lambda r: -r.score)
 

@@ -3,6 +3,7 @@ questions and helps held-out ones; with nothing to learn it stays the identity; 
 it was fitted for, refused for another (synthetic vectors: no data, no model). Also bench/stard_adapter.py's folds."""
 from __future__ import annotations
 
+import json
 import sys
 
 import numpy as np
@@ -89,23 +90,76 @@ class _Embedder:
         return _unit(np.ones((len(texts), 16)))
 
 
-def test_the_index_folder_adapter_is_picked_up_unless_turned_off(tmp_path):
+def test_the_index_folder_adapter_is_picked_up_unless_turned_off(tmp_path, monkeypatch):
     from agentic_rag.config import Settings
     from agentic_rag.knowledge.errors import IndexError_
 
+    monkeypatch.setattr(qa, "SHIPPED", tmp_path / "shipped" / qa.ADAPTER_FILE)
     settings = Settings(_env_file=None, data_dir=tmp_path)
-    assert qa.with_adapter(_Embedder(), settings).__class__ is _Embedder  # nothing there: the embedder as is
+    assert qa.load_adapter("tiny", 16, settings) is None  # nothing there: questions as embedded
     w = np.eye(16, dtype=np.float32)[::-1] * 0.5
     qa.QueryAdapter(w, "tiny", {"fitted_on": "synthetic"}).save(tmp_path / qa.ADAPTER_FILE)
-    adapted = qa.with_adapter(_Embedder(), settings)
-    assert isinstance(adapted, qa.AdaptedEmbedder) and adapted.model_id == "tiny" and adapted.dim == 16
-    raw = _Embedder().encode_queries(["q"])
-    np.testing.assert_allclose(adapted.encode_queries(["q"]), qa.adapt(raw, w), atol=1e-6)
-    np.testing.assert_allclose(adapted.encode_documents(["d"]), _Embedder().encode_documents(["d"]))  # untouched
-    off = Settings(_env_file=None, data_dir=tmp_path, query_adapter="none")
-    assert qa.with_adapter(_Embedder(), off).__class__ is _Embedder
+    adapter = qa.load_adapter("tiny", 16, settings)
+    np.testing.assert_array_equal(adapter.weights, w)
+    assert qa.load_adapter("tiny", 16, Settings(_env_file=None, data_dir=tmp_path, query_adapter="none")) is None
     with pytest.raises(IndexError_, match="no such file"):  # reported as a knowledge-base problem
-        qa.with_adapter(_Embedder(), Settings(_env_file=None, data_dir=tmp_path, query_adapter=str(tmp_path / "x")))
+        qa.load_adapter("tiny", 16, Settings(_env_file=None, data_dir=tmp_path, query_adapter=str(tmp_path / "x")))
+    with pytest.raises(qa.AdapterMismatchError):  # the index's own adapter must fit the embedder
+        qa.load_adapter("other", 16, settings)
+
+
+def test_the_shipped_adapter_serves_its_embedder_only(tmp_path, monkeypatch):
+    from agentic_rag.config import Settings
+
+    shipped = tmp_path / "resources" / qa.ADAPTER_FILE
+    shipped.parent.mkdir()
+    qa.QueryAdapter(np.eye(16, dtype=np.float32), "tiny", {}, strength=0.5).save(shipped)
+    monkeypatch.setattr(qa, "SHIPPED", shipped)
+    settings = Settings(_env_file=None, data_dir=tmp_path / "index")
+    assert qa.load_adapter("tiny", 16, settings).strength == 0.5
+    assert qa.load_adapter("multilingual-e5-small-q4", 16, settings) is None  # another embedder: left out, no error
+
+
+def test_the_shipped_adapter_is_for_the_shipped_embedder():
+    meta = json.loads(qa.SHIPPED.with_suffix(".json").read_text(encoding="utf-8"))
+    assert meta["embedder_id"] == "embeddinggemma-300m" and 0 < meta["strength"] <= 1
+    assert np.load(qa.SHIPPED, allow_pickle=False).shape == (meta["dim"], meta["dim"])
+
+
+class _Store:
+    """A flat cosine store over fixed vectors (what FaissStore.search and .vectors return)."""
+
+    def __init__(self, docs):
+        self.docs = docs
+
+    def search(self, q, k):
+        sims = q @ self.docs.T
+        ids = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(sims, ids, axis=1), ids
+
+    def vectors(self, ids):
+        return self.docs[ids]
+
+
+def test_the_adapter_orders_the_dense_hits_and_the_evidence_stays_the_embedders_cosine():
+    """Without the adapter article 0 is nearest; the adapter moves the question to article 1. The hits follow the
+    adapter, every score is the plain cosine of that article, and the best cosine (the gate's floor, the router)
+    is the plain best."""
+    from agentic_rag.retrieval.channels import DenseChannel, QueryText
+
+    docs = _unit(np.eye(16)[:4] + 0.01)
+    embedder = _Embedder()
+    query = embedder.encode_queries(["q"])[0]
+    plain = list(np.argsort(-(docs @ query), kind="stable"))
+    w = np.zeros((16, 16), np.float32)
+    w[:, int(plain[-1])] = 50.0  # pull every question towards the article that was last
+    result = DenseChannel(embedder, _Store(docs), qa.QueryAdapter(w, "tiny", {})).search(
+        [QueryText("original", "q")], 4, {})[0]
+    assert result.hits[0][0] == plain[-1] and [i for i, _ in result.cosines] == plain
+    assert dict(result.hits) == pytest.approx({int(i): float(docs[i] @ query) for i in range(4)})
+    assert result.top_cosine == pytest.approx(float(docs[plain[0]] @ query))
+    alone = DenseChannel(embedder, _Store(docs)).search([QueryText("original", "q")], 4, {})[0]
+    assert [i for i, _ in alone.hits] == plain and alone.cosines is None
 
 
 def test_strength_scales_the_correction_and_is_saved(tmp_path):

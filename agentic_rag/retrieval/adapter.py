@@ -10,9 +10,14 @@ stopped where an inner validation part of the training questions stops improving
 (STARD's), the full correction also pulls other kinds towards that kind's laws; the strength s is therefore chosen
 on questions of several kinds it was not fitted on (bench/stard_adapter.py).
 
-It is fitted by `bench/adapter_fit.py` (not part of the runtime package); `bench/stard_adapter.py` measures it on STARD out of fold (new topics included) and on questions it was not trained
-for, and writes the one a national index uses: `<DATA_DIR>/query_adapter.npy` with `query_adapter.json` beside it
-(the embedder it was fitted for, on which questions, how it scored), picked up by the retriever (QUERY_ADAPTER).
+It is fitted by `bench/adapter_fit.py` (not part of the runtime package). Two are made with it:
+`bench/stard_adapter.py` writes a national index's own (`<DATA_DIR>/query_adapter.npy` + `.json`: the embedder it
+was fitted for, on which questions, how it scored), and `bench/lay_adapter.py` the one shipped in `resources/` for
+the PIPL and six-law knowledge bases (STARD's lay questions of those laws and this project's dev halves).
+
+The adapter only orders the dense channel's hits (retrieval/channels.py). Every cosine that is evidence — the
+gate's, the similarity floor's, the router's, the answer's clause choice — stays the embedder's own: their
+thresholds and fitted weights were chosen on those cosines.
 """
 from __future__ import annotations
 
@@ -71,34 +76,35 @@ class QueryAdapter:
         return cls(weights.astype(np.float32), embedder_id, meta, float(meta.get("strength", 1.0)))
 
 
-class AdaptedEmbedder:
-    """The embedder with the adapter on its query side; documents, id and dimension are the embedder's own."""
-
-    def __init__(self, embedder, adapter: QueryAdapter):
-        self._embedder, self.adapter = embedder, adapter
-        self.model_id, self.dim = embedder.model_id, embedder.dim
-
-    def encode_queries(self, texts: list[str]) -> np.ndarray:
-        return self.adapter.apply(self._embedder.encode_queries(texts))
-
-    def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
-        return self._embedder.encode_documents(texts, show_progress)
+SHIPPED = Path(__file__).resolve().parent.parent / "resources" / ADAPTER_FILE
 
 
-def with_adapter(embedder, settings):
-    """The embedder, with the query adapter QUERY_ADAPTER names (default: <DATA_DIR>/query_adapter.npy when there
-    is one; "none": never)."""
+def load_adapter(embedder_id: str, dim: int, settings) -> QueryAdapter | None:
+    """The query adapter QUERY_ADAPTER names; unset: <DATA_DIR>/query_adapter.npy when there is one (a national
+    index's), else the shipped one for lay questions (bench/lay_adapter.py) when it was fitted for this embedder;
+    "none": never. An adapter named explicitly, or the index's own, must fit the embedder (an error says so); the
+    shipped one is left out for another embedder."""
     choice = (settings.query_adapter or "").strip()
     if choice.lower() == "none":
-        return embedder
+        return None
     path = Path(choice) if choice else Path(settings.data_dir) / ADAPTER_FILE
     if not path.exists():
         if choice:
             raise IndexNotFoundError(f"QUERY_ADAPTER={choice}: no such file (unset it, or set it to none)")
-        return embedder
-    adapter = QueryAdapter.load(path, embedder.model_id, embedder.dim)
+        return _shipped(embedder_id, dim)
+    adapter = QueryAdapter.load(path, embedder_id, dim)
     log.info("query adapter %s (%s)", path.name, adapter.provenance.get("fitted_on", "provenance unknown"))
-    return AdaptedEmbedder(embedder, adapter)
+    return adapter
+
+
+def _shipped(embedder_id: str, dim: int) -> QueryAdapter | None:
+    if not SHIPPED.exists():
+        return None
+    try:
+        return QueryAdapter.load(SHIPPED, embedder_id, dim)
+    except AdapterMismatchError:
+        log.info("the shipped query adapter is for another embedder: questions are searched as embedded")
+        return None
 
 
 def adapt(q: np.ndarray, w: np.ndarray | None) -> np.ndarray:

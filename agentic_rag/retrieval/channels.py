@@ -14,6 +14,7 @@ from typing import Literal, NamedTuple, Protocol
 
 from ..knowledge.stores import TextSearchStore
 from .bm25 import BM25Scorer, SparseBM25, top_k
+from .adapter import QueryAdapter
 from .embedder import Embedder
 from .tokenizer import LegalTokenizer, char_bigrams
 
@@ -32,6 +33,9 @@ class ChannelHits:
     text: QueryText
     hits: list[tuple[int, float]]  # (document index, raw channel score), best first
     top_cosine: float | None = None  # best dense cosine of this text, when the channel computed one (the gate's floor)
+    # The dense channel with a query adapter: the embedder's own order and cosines (the gate's evidence), while
+    # `hits` are in the adapter's order, each with its own cosine.
+    cosines: list[tuple[int, float]] | None = None
 
 
 class Channel(Protocol):
@@ -43,26 +47,37 @@ class Channel(Protocol):
 
 
 class DenseChannel:
-    """Embedding similarity through the index's vector store (cosine: vectors are normalised)."""
+    """Embedding similarity through the index's vector store (cosine: vectors are normalised). With a query adapter
+    the hits are ordered by the adapted question; the scores they carry are still the embedder's own cosines."""
 
     name = "vector"
     uses_keywords = False
 
-    def __init__(self, embedder: Embedder, store):
-        self.embedder, self.store = embedder, store
+    def __init__(self, embedder: Embedder, store, adapter: QueryAdapter | None = None):
+        self.embedder, self.store, self.adapter = embedder, store, adapter
 
     def search(self, texts: Sequence[QueryText], k: int, timings: dict[str, float]) -> list[ChannelHits]:
         t0 = time.perf_counter()
         vectors = self.embedder.encode_queries([t.text for t in texts])
         t1 = time.perf_counter()
-        scores, ids = self.store.search(vectors, k)
-        store_ms = (time.perf_counter() - t1) * 1000
-        timings.update({"embed": (t1 - t0) * 1000, getattr(self.store, "kind", "faiss"): store_ms})
-        out = [ChannelHits(t, [(int(i), float(s)) for s, i in zip(row_s, row_i) if i >= 0])
-               for t, row_s, row_i in zip(texts, scores, ids)]
+        out = [ChannelHits(t, hits) for t, hits in zip(texts, self._search(vectors, k))]
+        if self.adapter is not None:
+            ranked = self._search(self.adapter.apply(vectors), k)
+            for result, hits, vector in zip(out, ranked, vectors):
+                result.cosines = result.hits
+                cosine = dict(result.hits)
+                result.hits = [(i, cosine[i] if i in cosine else float(self.store.vectors([i])[0] @ vector))
+                               for i, _ in hits]
+        timings.update({"embed": (t1 - t0) * 1000,
+                        getattr(self.store, "kind", "faiss"): (time.perf_counter() - t1) * 1000})
         for result in out:
-            result.top_cosine = result.hits[0][1] if result.hits else None
+            own = result.cosines or result.hits
+            result.top_cosine = own[0][1] if own else None
         return out
+
+    def _search(self, vectors, k: int) -> list[list[tuple[int, float]]]:
+        scores, ids = self.store.search(vectors, k)
+        return [[(int(i), float(s)) for s, i in zip(row_s, row_i) if i >= 0] for row_s, row_i in zip(scores, ids)]
 
 
 class Bm25Channel:
@@ -102,15 +117,18 @@ class EngineHybridChannel:
     name = "milvus_rrf"
     uses_keywords = False  # the keyword string has no meaningful embedding
 
-    def __init__(self, embedder: Embedder, tokenizer: LegalTokenizer, store: TextSearchStore, rrf_k: int = 60):
+    def __init__(self, embedder: Embedder, tokenizer: LegalTokenizer, store: TextSearchStore, rrf_k: int = 60,
+                 adapter: QueryAdapter | None = None):
         self.embedder, self.tokenizer, self.store, self.rrf_k = embedder, tokenizer, store, rrf_k
+        self.adapter = adapter
 
     def search(self, texts: Sequence[QueryText], k: int, timings: dict[str, float]) -> list[ChannelHits]:
         t0 = time.perf_counter()
         vectors = self.embedder.encode_queries([t.text for t in texts])
         t1 = time.perf_counter()
         queries = [" ".join(self.tokenizer.expand_query(t.text)) for t in texts]
-        out = [ChannelHits(t, hits) for t, hits in zip(texts, self.store.hybrid(vectors, queries, k, self.rrf_k))]
+        ranked = self.adapter.apply(vectors) if self.adapter is not None else vectors
+        out = [ChannelHits(t, hits) for t, hits in zip(texts, self.store.hybrid(ranked, queries, k, self.rrf_k))]
         for result, vector in zip(out, vectors):  # RRF scores are not cosines: the gate needs the original's
             if result.text.kind == "original":
                 top = self.store.dense(vector[None, :], 1)[0]

@@ -20,7 +20,7 @@ from ..knowledge.stores import StoreOptions, TextSearchStore
 from ..legal.laws import laws_named, resolve
 from ..legal.refs import ArticleRef
 from ..legal.vocabulary import common_words
-from .adapter import with_adapter
+from .adapter import QueryAdapter, load_adapter
 from .analysis import QueryAnalysis, analyze_query
 from .bm25 import make_bm25
 from .channels import (
@@ -68,8 +68,10 @@ def validate_query(query: str | None, max_chars: int) -> str:
 
 class LocalRetriever:
     def __init__(self, index: LoadedIndex, embedder: Embedder, tokenizer: LegalTokenizer,
-                 reranker: Reranker | None = None, settings: Settings | None = None):
+                 reranker: Reranker | None = None, settings: Settings | None = None,
+                 adapter: QueryAdapter | None = None):
         self.settings = settings or get_settings()
+        self.adapter = adapter
         self.index = index
         self.documents: list[Document] = index.documents
         self.embedder = embedder
@@ -89,12 +91,13 @@ class LocalRetriever:
         """The channels over this index. A store with its own full-text search (Milvus) serves the BM25 channel,
         and the in-engine hybrid, instead of a BM25 matrix built here."""
         store = index.store
-        channels: dict[str, Channel] = {"vector": DenseChannel(embedder, store),
+        channels: dict[str, Channel] = {"vector": DenseChannel(embedder, store, self.adapter),
                                         "gram": GramChannel([d.keyword_text for d in self.documents])}
         if isinstance(store, TextSearchStore):
             channels["bm25"] = StoreBm25Channel(store, tokenizer)
             if self.settings.milvus_hybrid == "engine":
-                channels["milvus_rrf"] = EngineHybridChannel(embedder, tokenizer, store, self.settings.rrf_k)
+                channels["milvus_rrf"] = EngineHybridChannel(embedder, tokenizer, store, self.settings.rrf_k,
+                                                             self.adapter)
         else:
             channels["bm25"] = Bm25Channel(make_bm25(index.tokens, self.settings.bm25_backend), tokenizer)
         return channels
@@ -112,10 +115,10 @@ class LocalRetriever:
         settings = settings or get_settings()
         manifest = read_manifest(settings.data_dir)
         embedder = embedder_from_settings(settings, index_embedder=manifest.embedder_id if manifest else None)
-        embedder = with_adapter(embedder, settings)
         index = load_index(settings.data_dir, embedder.model_id, embedder.dim, corpus_file=settings.corpus_path,
                            store_options=StoreOptions.from_settings(settings))
-        return cls(index, embedder, LegalTokenizer(), make_reranker(settings), settings)
+        return cls(index, embedder, LegalTokenizer(), make_reranker(settings), settings,
+                   load_adapter(embedder.model_id, embedder.dim, settings))
 
     def warm_up(self) -> None:
         """One query per keyword channel: Milvus's engine loads its jieba dictionary on the first full-text search
@@ -154,8 +157,8 @@ class LocalRetriever:
 
     def similarity(self, question: str) -> tuple[float | None, list[int]]:
         """The best cosine of the question over the knowledge base and the top documents (router signals)."""
-        hits = self.channels["vector"].search([QueryText("original", question)], 5, {})[0].hits
-        return (hits[0][1] if hits else None), [doc for doc, _ in hits]
+        result = self.channels["vector"].search([QueryText("original", question)], 5, {})[0]
+        return result.top_cosine, [doc for doc, _ in result.hits]
 
     def nearest_laws(self, question: str) -> dict:
         """The knowledge-base law and the other national law closest to the question (empty without a law map)."""
@@ -257,11 +260,12 @@ class LocalRetriever:
             own = texts if channel.uses_keywords else [t for t in texts if t.kind != "keywords"]
             for result in channel.search(own, self.settings.channel_candidates, timings):
                 if name == "vector" and result.text.kind == "original":
-                    dense = result.hits  # the user's words, not what a rewriter made of them
+                    dense = result.cosines or result.hits  # the user's words, not what a rewriter made of them
                 lists.append(RankedList(name, weights[name] * QUERY_WEIGHTS[result.text.kind], result.hits))
             timings[name] = (time.perf_counter() - t0) * 1000
         if "vector" not in names:  # the gate weighs the dense similarity whatever the matcher ranks by
-            dense = self.channels["vector"].search(texts[:1], self.settings.channel_candidates, timings)[0].hits
+            own = self.channels["vector"].search(texts[:1], self.settings.channel_candidates, timings)[0]
+            dense = own.cosines or own.hits
         return lists, dense
 
     def _rerank(self, query: str, rest: list[FusedHit], timings: dict[str, float]) -> dict[int, float]:

@@ -83,7 +83,8 @@ class Settings(BaseSettings):
     embed_chunk_size: int = Field(1024, ge=1, description="index build: documents per resumable checkpoint")
     query_adapter: str | None = Field(
         None, description="a query-side adapter (.npy, retrieval/adapter.py); default: DATA_DIR/query_adapter.npy "
-                          "when present (bench/stard_adapter.py --save writes it for a national index); none: off")
+                          "when present (bench/stard_adapter.py --save writes it for a national index), else the "
+                          "shipped one for lay questions when it fits the embedder (bench/lay_adapter.py); none: off")
 
     # --- retrieval
     bm25_backend: Literal["sparse", "rank_bm25"] = "sparse"

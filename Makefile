@@ -3,7 +3,7 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-QUESTION ?= 公司把我的手机号卖给别人合法吗？
+QUESTION ?= 我能要求App删除我的个人信息吗？
 # llama.cpp is compiled for this machine's CPU (AVX-512 where it has it: the gate's prompt processing is faster than
 # with a portable AVX2 build, bench/results/llama_build.json), no llava: ~5 min once. The wheel is kept under ~/.cache
 # per (version, flags, CPU), so a clean clone on the same machine reuses it and another CPU gets its own build.

@@ -158,6 +158,9 @@ def test_the_adapter_orders_the_dense_hits_and_the_evidence_stays_the_embedders_
     assert result.hits[0][0] == plain[-1] and [i for i, _ in result.cosines] == plain
     assert dict(result.hits) == pytest.approx({int(i): float(docs[i] @ query) for i in range(4)})
     assert result.top_cosine == pytest.approx(float(docs[plain[0]] @ query))
+    short = DenseChannel(embedder, _Store(docs), qa.QueryAdapter(w, "tiny", {})).search(
+        [QueryText("original", "q")], 2, {})[0]  # the adapter's first is not among the plain first two
+    assert short.hits[0] == (plain[-1], pytest.approx(float(docs[plain[-1]] @ query)))
     alone = DenseChannel(embedder, _Store(docs)).search([QueryText("original", "q")], 4, {})[0]
     assert [i for i, _ in alone.hits] == plain and alone.cosines is None
 

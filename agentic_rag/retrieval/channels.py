@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
 from ..knowledge.stores import TextSearchStore
-from .bm25 import BM25Scorer, SparseBM25, top_k
 from .adapter import QueryAdapter
+from .bm25 import BM25Scorer, SparseBM25, top_k
 from .embedder import Embedder
 from .tokenizer import LegalTokenizer, char_bigrams
 
@@ -62,18 +62,23 @@ class DenseChannel:
         t1 = time.perf_counter()
         out = [ChannelHits(t, hits) for t, hits in zip(texts, self._search(vectors, k))]
         if self.adapter is not None:
-            ranked = self._search(self.adapter.apply(vectors), k)
-            for result, hits, vector in zip(out, ranked, vectors):
-                result.cosines = result.hits
-                cosine = dict(result.hits)
-                result.hits = [(i, cosine[i] if i in cosine else float(self.store.vectors([i])[0] @ vector))
-                               for i, _ in hits]
+            for result, hits, vector in zip(out, self._search(self.adapter.apply(vectors), k), vectors):
+                result.cosines, result.hits = result.hits, self._own_cosines([i for i, _ in hits], result.hits, vector)
         timings.update({"embed": (t1 - t0) * 1000,
                         getattr(self.store, "kind", "faiss"): (time.perf_counter() - t1) * 1000})
         for result in out:
             own = result.cosines or result.hits
             result.top_cosine = own[0][1] if own else None
         return out
+
+    def _own_cosines(self, ids: list[int], plain: list[tuple[int, float]], vector) -> list[tuple[int, float]]:
+        """`ids` in their order, each with the plain question's cosine (from its own hits, or the stored vectors for
+        the few it did not rank this high)."""
+        cosine = dict(plain)
+        missing = [i for i in ids if i not in cosine]
+        if missing:
+            cosine.update(zip(missing, (self.store.vectors(missing) @ vector).tolist()))
+        return [(i, float(cosine[i])) for i in ids]
 
     def _search(self, vectors, k: int) -> list[list[tuple[int, float]]]:
         scores, ids = self.store.search(vectors, k)

@@ -34,6 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adapter_fit as qa
 from _common import PROJECT_ROOT, SHARED_DATA, log, write_json
 
+sys.path.insert(0, str(PROJECT_ROOT / "eval"))
+from calibrate_gate import split as gate_halves  # noqa: E402  the gate's dev / test halves of the eval sets
+
 EVAL = PROJECT_ROOT / "eval"
 STARD = SHARED_DATA / "stard"
 OUT = PROJECT_ROOT / "agentic_rag" / "resources" / qa.ADAPTER_FILE
@@ -51,14 +54,6 @@ def _keys(gold) -> list[tuple[str, int]]:
     return [(PIPL, g) if isinstance(g, int) else (g["law"], g["article"]) for g in gold or []]
 
 
-def _halves(rows: list[dict]) -> dict[str, str]:
-    """eval/calibrate_gate.py's halves: every other question of each type, in id order."""
-    groups: dict[str, list[str]] = {}
-    for r in rows:
-        groups.setdefault(r["type"], []).append(r["id"])
-    return {rid: ("dev" if i % 2 == 0 else "test") for ids in groups.values() for i, rid in enumerate(sorted(ids))}
-
-
 def project_questions() -> list[dict]:
     """Every labelled lay question of this project: {set, split, kb, text, gold}."""
     out = [{"set": "answers", "split": r["split"], "kb": r["kb"], "text": r["query"], "gold": _keys(r["gold"])}
@@ -66,8 +61,8 @@ def project_questions() -> list[dict]:
     out += [{"set": "fresh", "split": "fresh", "kb": r["kb"], "text": r["query"], "gold": _keys(r["gold"])}
             for r in _rows("answers_fresh.jsonl")]
     for name, kb in (("pipl_eval.jsonl", "pipl"), ("multilaw_eval.jsonl", "multilaw")):
-        rows = _rows(name)
-        half = _halves(rows)
+        rows = [{**r, "set": name} for r in _rows(name)]
+        half = gate_halves(rows)
         out += [{"set": name.split("_")[0], "split": half[r["id"]], "kb": kb, "text": r["query"],
                  "gold": _keys(r["gold"])} for r in rows if r["type"] != "exact"]
     out += [{"set": "conversation", "split": c["split"], "kb": c["kb"], "text": t["standalone"],

@@ -37,6 +37,11 @@ class ChannelHits:
     # `hits` are in the adapter's order, each with its own cosine.
     cosines: list[tuple[int, float]] | None = None
 
+    @property
+    def by_cosine(self) -> list[tuple[int, float]]:
+        """The hits in the embedder's own order, each with its cosine (the dense channel's evidence)."""
+        return self.cosines if self.cosines is not None else self.hits
+
 
 class Channel(Protocol):
     name: str
@@ -67,8 +72,7 @@ class DenseChannel:
         timings.update({"embed": (t1 - t0) * 1000,
                         getattr(self.store, "kind", "faiss"): (time.perf_counter() - t1) * 1000})
         for result in out:
-            own = result.cosines or result.hits
-            result.top_cosine = own[0][1] if own else None
+            result.top_cosine = result.by_cosine[0][1] if result.by_cosine else None
         return out
 
     def _own_cosines(self, ids: list[int], plain: list[tuple[int, float]], vector) -> list[tuple[int, float]]:

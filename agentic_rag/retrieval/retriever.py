@@ -260,12 +260,11 @@ class LocalRetriever:
             own = texts if channel.uses_keywords else [t for t in texts if t.kind != "keywords"]
             for result in channel.search(own, self.settings.channel_candidates, timings):
                 if name == "vector" and result.text.kind == "original":
-                    dense = result.cosines or result.hits  # the user's words, not what a rewriter made of them
+                    dense = result.by_cosine  # the user's words, not what a rewriter made of them
                 lists.append(RankedList(name, weights[name] * QUERY_WEIGHTS[result.text.kind], result.hits))
             timings[name] = (time.perf_counter() - t0) * 1000
         if "vector" not in names:  # the gate weighs the dense similarity whatever the matcher ranks by
-            own = self.channels["vector"].search(texts[:1], self.settings.channel_candidates, timings)[0]
-            dense = own.cosines or own.hits
+            dense = self.channels["vector"].search(texts[:1], self.settings.channel_candidates, timings)[0].by_cosine
         return lists, dense
 
     def _rerank(self, query: str, rest: list[FusedHit], timings: dict[str, float]) -> dict[int, float]:

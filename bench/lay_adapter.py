@@ -111,7 +111,8 @@ class Ranker:
 
 
 def scores(ranks: np.ndarray) -> dict:
-    return {"n": int(len(ranks)), "r@1": round(float(np.mean(ranks == 0)), 4), "r@5": round(float(np.mean(ranks < 5)), 4),
+    return {"n": int(len(ranks)), "r@1": round(float(np.mean(ranks == 0)), 4),
+            "r@5": round(float(np.mean(ranks < 5)), 4),
             "mrr@10": round(float(np.mean(np.where(ranks < 10, 1.0 / (ranks + 1), 0.0))), 4)}
 
 
@@ -141,7 +142,8 @@ def main() -> None:
     from agentic_rag.config import get_settings
     from agentic_rag.retrieval.retriever import LocalRetriever
 
-    settings = get_settings().model_copy(update={"data_dir": args.index_dir, "reranker": "none", "query_adapter": "none"})
+    settings = get_settings().model_copy(update={"data_dir": args.index_dir, "reranker": "none",
+                                                 "query_adapter": "none"})
     retriever = LocalRetriever.from_settings(settings)
     documents = retriever.documents
     docs = np.asarray(retriever.index.store.vectors(list(range(len(documents)))), dtype=np.float32)
@@ -150,7 +152,8 @@ def main() -> None:
     questions = [q for q in project_questions() + stard_questions(set(laws)) if all(k in row for k in q["gold"])]
     log(f"{len(questions)} questions; encoding")
     vectors = retriever.embedder.encode_queries([q["text"] for q in questions])
-    ranker = Ranker(docs, [d.law for d in documents], vectors, questions, [[row[k] for k in q["gold"]] for q in questions])
+    gold_rows = [[row[k] for k in q["gold"]] for q in questions]
+    ranker = Ranker(docs, [d.law for d in documents], vectors, questions, gold_rows)
 
     stard_train = [i for i, q in enumerate(questions) if q["set"] == "stard" and q["split"] == "train"]
     dev = [i for i, q in enumerate(questions) if q["set"] != "stard" and q["split"] == "dev"]
@@ -166,7 +169,8 @@ def main() -> None:
         idx = [i for i, q in enumerate(questions) if q["set"] == set_ and q["split"] == split]
         parts = {"all": idx, "gold seen in dev": [i for i in idx if seen & set(ranker.rows[i])],
                  "gold unseen": [i for i in idx if not seen & set(ranker.rows[i])]}
-        report[name] = {part: {"raw": scores(ranker.ranks(ids, None)), "adapted": scores(ranker.ranks(ids, strength * w))}
+        report[name] = {part: {"raw": scores(ranker.ranks(ids, None)),
+                               "adapted": scores(ranker.ranks(ids, strength * w))}
                         for part, ids in parts.items() if ids}
         log(f"{name}: {report[name]['all']}")
     provenance = {"fitted_on": f"{len(stard_train)} STARD train questions (six laws) + {len(dev)} dev-half questions "

@@ -260,13 +260,20 @@ def hedges(rows: list[dict], models_of, shift: float, t: float) -> list[bool]:
     return out
 
 
+# A hedged answer from a non-governing article is an answer built on the wrong article. At "half of them from a gold
+# article" (the bar until stop 36) the adapter-era refit hedged from 0.6 on, and on the held-out lay test half
+# only 10 of its 26 hedges would have stood on a gold article.
+HEDGE_PRECISION = 0.75
+
+
 def choose_ambiguous(rows: list[dict], models_of, shift: float) -> float:
     """CRAG's middle action for the calibrated judge: the lowest best-article P(relevant) from which a question
-    below PASS gets a hedged answer, such that at least half of the dev questions hedged would be hedged from a
-    gold article; the lowest at which none is hedged when no threshold does (then the action is never taken)."""
+    below PASS gets a hedged answer, such that at least HEDGE_PRECISION of the dev questions hedged would be hedged
+    from a gold article; the lowest at which none is hedged when no threshold does (then the action is never
+    taken)."""
     for t in (round(0.4 + 0.05 * i, 2) for i in range(12)):
         h = hedges(rows, models_of, shift, t)
-        if not h or sum(h) / len(h) >= 0.5:
+        if not h or sum(h) / len(h) >= HEDGE_PRECISION:
             return t
     return 1.0
 

@@ -141,10 +141,10 @@ class _Store:
         return self.docs[ids]
 
 
-def test_the_adapter_orders_the_dense_hits_and_the_evidence_stays_the_embedders_cosine():
-    """Without the adapter article 0 is nearest; the adapter moves the question to article 1. The hits follow the
-    adapter, every score is the plain cosine of that article, and the best cosine (the gate's floor, the router)
-    is the plain best."""
+def test_the_adapter_gives_the_dense_hits_and_the_plain_cosines_stay_beside_them():
+    """Without the adapter article 0 is nearest; the adapter moves the question to article 1. The hits are the
+    adapted question's (its order, its cosines: the gate's evidence), the plain question's order and cosines stay
+    in `cosines`, and the best cosine (the similarity floor, the router) is the plain best."""
     from agentic_rag.retrieval.channels import DenseChannel, QueryText
 
     docs = _unit(np.eye(16)[:4] + 0.01)
@@ -153,14 +153,14 @@ def test_the_adapter_orders_the_dense_hits_and_the_evidence_stays_the_embedders_
     plain = list(np.argsort(-(docs @ query), kind="stable"))
     w = np.zeros((16, 16), np.float32)
     w[:, int(plain[-1])] = 50.0  # pull every question towards the article that was last
-    result = DenseChannel(embedder, _Store(docs), qa.QueryAdapter(w, "tiny", {})).search(
-        [QueryText("original", "q")], 4, {})[0]
+    adapter = qa.QueryAdapter(w, "tiny", {})
+    adapted = adapter.apply(query[None, :])[0]
+    result = DenseChannel(embedder, _Store(docs), adapter).search([QueryText("original", "q")], 4, {})[0]
     assert result.hits[0][0] == plain[-1] and [i for i, _ in result.cosines] == plain
-    assert dict(result.hits) == pytest.approx({int(i): float(docs[i] @ query) for i in range(4)})
+    assert dict(result.hits) == pytest.approx({int(i): float(docs[i] @ adapted) for i in range(4)})
+    assert dict(result.cosines) == pytest.approx({int(i): float(docs[i] @ query) for i in range(4)})
+    assert [s for _, s in result.hits] == sorted((s for _, s in result.hits), reverse=True)
     assert result.top_cosine == pytest.approx(float(docs[plain[0]] @ query))
-    short = DenseChannel(embedder, _Store(docs), qa.QueryAdapter(w, "tiny", {})).search(
-        [QueryText("original", "q")], 2, {})[0]  # the adapter's first is not among the plain first two
-    assert short.hits[0] == (plain[-1], pytest.approx(float(docs[plain[-1]] @ query)))
     alone = DenseChannel(embedder, _Store(docs)).search([QueryText("original", "q")], 4, {})[0]
     assert [i for i, _ in alone.hits] == plain and alone.cosines is None
 

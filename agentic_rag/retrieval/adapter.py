@@ -15,9 +15,10 @@ It is fitted by `bench/adapter_fit.py` (not part of the runtime package). Two ar
 was fitted for, on which questions, how it scored), and `bench/lay_adapter.py` the one shipped in `resources/` for
 the PIPL and six-law knowledge bases (STARD's lay questions of those laws and this project's dev halves).
 
-The adapter only orders the dense channel's hits (retrieval/channels.py). Every cosine that is evidence — the
-gate's, the similarity floor's, the router's, the answer's clause choice — stays the embedder's own: their
-thresholds and fitted weights were chosen on those cosines.
+The adapter gives the dense channel's hits (retrieval/channels.py): their order and their cosines, which are the
+gate's evidence (its weights were fitted on them: eval/calibrate_gate.py). The plain question's cosines stay what
+the similarity floor and the router read (their thresholds were chosen on those), and the answer's clause choice
+embeds the question itself.
 """
 from __future__ import annotations
 

@@ -33,13 +33,13 @@ class ChannelHits:
     text: QueryText
     hits: list[tuple[int, float]]  # (document index, raw channel score), best first
     top_cosine: float | None = None  # best dense cosine of this text, when the channel computed one (the gate's floor)
-    # The dense channel with a query adapter: the embedder's own order and cosines (the gate's evidence), while
-    # `hits` are in the adapter's order, each with its own cosine.
+    # The dense channel with a query adapter: the plain question's order and cosines (the similarity floor's and the
+    # router's evidence), while `hits` are the adapted question's, in its order with its cosines (the gate's).
     cosines: list[tuple[int, float]] | None = None
 
     @property
     def by_cosine(self) -> list[tuple[int, float]]:
-        """The hits in the embedder's own order, each with its cosine (the dense channel's evidence)."""
+        """The hits of the plain question, in the embedder's own order, each with its cosine."""
         return self.cosines if self.cosines is not None else self.hits
 
 
@@ -53,7 +53,7 @@ class Channel(Protocol):
 
 class DenseChannel:
     """Embedding similarity through the index's vector store (cosine: vectors are normalised). With a query adapter
-    the hits are ordered by the adapted question; the scores they carry are still the embedder's own cosines."""
+    the hits are the adapted question's (its order, its cosines); the plain question's stay in `cosines`."""
 
     name = "vector"
     uses_keywords = False
@@ -67,22 +67,13 @@ class DenseChannel:
         t1 = time.perf_counter()
         out = [ChannelHits(t, hits) for t, hits in zip(texts, self._search(vectors, k))]
         if self.adapter is not None:
-            for result, hits, vector in zip(out, self._search(self.adapter.apply(vectors), k), vectors):
-                result.cosines, result.hits = result.hits, self._own_cosines([i for i, _ in hits], result.hits, vector)
+            for result, adapted in zip(out, self._search(self.adapter.apply(vectors), k)):
+                result.cosines, result.hits = result.hits, adapted
         timings.update({"embed": (t1 - t0) * 1000,
                         getattr(self.store, "kind", "faiss"): (time.perf_counter() - t1) * 1000})
         for result in out:
             result.top_cosine = result.by_cosine[0][1] if result.by_cosine else None
         return out
-
-    def _own_cosines(self, ids: list[int], plain: list[tuple[int, float]], vector) -> list[tuple[int, float]]:
-        """`ids` in their order, each with the plain question's cosine (from its own hits, or the stored vectors for
-        the few it did not rank this high)."""
-        cosine = dict(plain)
-        missing = [i for i in ids if i not in cosine]
-        if missing:
-            cosine.update(zip(missing, (self.store.vectors(missing) @ vector).tolist()))
-        return [(i, float(cosine[i])) for i in ids]
 
     def _search(self, vectors, k: int) -> list[list[tuple[int, float]]]:
         scores, ids = self.store.search(vectors, k)

@@ -28,6 +28,7 @@ from .channels import (
     QUERY_WEIGHTS,
     Bm25Channel,
     Channel,
+    ChannelHits,
     DenseChannel,
     EngineHybridChannel,
     GramChannel,
@@ -196,9 +197,10 @@ class LocalRetriever:
         k = top_k_ or self.settings.top_k
         articles = self._articles(pinned, {h.doc: h for h in fused}, rest, rerank_scores, analysis.type, k)
         top = pinned[0] if pinned else (rest[0].doc if rest else None)
+        plain = dense.by_cosine if dense else []
         return Retrieval(query=query, query_type=analysis.type, matcher=matcher, articles=articles,
-                         refs=analysis.articles, max_vector_score=dense[0][1] if dense else None,
-                         signals=self._signals(query, dense, top, bool(pinned)), focus_laws=focus,
+                         refs=analysis.articles, max_vector_score=plain[0][1] if plain else None,
+                         signals=self._signals(query, dense.hits if dense else [], top, bool(pinned)), focus_laws=focus,
                          timings_ms={k_: round(v, 1) for k_, v in timings.items()})
 
     def _law_aware(self, fused: list[FusedHit], query: str,
@@ -225,8 +227,9 @@ class LocalRetriever:
         return sorted(fused, key=lambda h: (-h.score, h.doc)), focus
 
     def _signals(self, query: str, dense: list[tuple[int, float]], top: int | None, exact: bool) -> RetrievalSignals:
-        """Retrieval evidence the gate weighs: how close and how peaked the dense match is, how many of the
-        question's words the top article has, and whether an article was looked up by number."""
+        """Retrieval evidence the gate weighs: how close and how peaked the dense match is (`dense`: the dense
+        channel's hits, the adapted question's with a query adapter), how many of the question's words the top
+        article has, and whether an article was looked up by number."""
         words = set(self.tokenizer.expand_query(query))
         top_words = set(self.index.tokens[top]) if top is not None else set()
         return RetrievalSignals(best_cosine=dense[0][1] if dense else 0.0,
@@ -245,7 +248,7 @@ class LocalRetriever:
         return texts + ([QueryText("keywords", keyword_text)] if keyword_text else [])
 
     def _rank(self, texts: list[QueryText], analysis: QueryAnalysis, matcher: Matcher,
-              timings: dict[str, float]) -> tuple[list[RankedList], list[tuple[int, float]]]:
+              timings: dict[str, float]) -> tuple[list[RankedList], ChannelHits | None]:
         names = self.channel_names(matcher)
         # A single-channel matcher ranks by that channel alone, even one the query type gives no weight in a fusion.
         if len(names) > 1:  # FUSION_WEIGHTS overrides the default per query type (and per channel)
@@ -253,18 +256,18 @@ class LocalRetriever:
         else:
             weights = dict.fromkeys(names, 1.0)
         lists: list[RankedList] = []
-        dense: list[tuple[int, float]] = []  # the user's own words against the dense channel
+        dense: ChannelHits | None = None  # the user's own words against the dense channel
         for name in names:
             channel = self.channels[name]
             t0 = time.perf_counter()
             own = texts if channel.uses_keywords else [t for t in texts if t.kind != "keywords"]
             for result in channel.search(own, self.settings.channel_candidates, timings):
                 if name == "vector" and result.text.kind == "original":
-                    dense = result.by_cosine  # the user's words, not what a rewriter made of them
+                    dense = result  # the user's words, not what a rewriter made of them
                 lists.append(RankedList(name, weights[name] * QUERY_WEIGHTS[result.text.kind], result.hits))
             timings[name] = (time.perf_counter() - t0) * 1000
         if "vector" not in names:  # the gate weighs the dense similarity whatever the matcher ranks by
-            dense = self.channels["vector"].search(texts[:1], self.settings.channel_candidates, timings)[0].by_cosine
+            dense = self.channels["vector"].search(texts[:1], self.settings.channel_candidates, timings)[0]
         return lists, dense
 
     def _rerank(self, query: str, rest: list[FusedHit], timings: dict[str, float]) -> dict[int, float]:

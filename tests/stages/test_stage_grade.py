@@ -137,6 +137,16 @@ def test_coverage_is_the_weakest_sub_question():
     assert q.scores["relevance"] == 10.0 and q.scores["coverage"] == 0.1  # 10·0.9991, 10·0.0067
 
 
+def test_articles_of_no_sub_question_do_not_set_a_multi_intent_questions_coverage():
+    """An article the evidence refers to (role follow_up, no sub-question) scored low: both sub-questions have a
+    relevant article, so coverage is theirs (the weaker: σ(5) = 0.9933), not the follow-up's σ(-7)."""
+    r = retrieval(10, 23, 45)
+    r.articles[0].sub_question, r.articles[1].sub_question = 0, 1
+    r.articles[2].role = "follow_up"
+    q = judge(r, r.articles, [4.0, 3.0, -3.0], 32, CAL)
+    assert q.scores["coverage"] == 9.9
+
+
 def test_the_embedded_model_grades_by_scoring_one_tail_per_article(fake_settings):
     model = MockScoringModel(diffs=[4.0, -3.0])
     stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=model)

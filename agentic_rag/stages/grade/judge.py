@@ -10,6 +10,10 @@ Evidence (all of it measured, none of it the model's opinion of itself):
 * retrieval signals (`Retrieval.signals`): the best dense cosine of the question, how much it stands out from the
   fifth, the share of the question's words the top article has, and whether an article was looked up by number.
 
+The dense cosines here are the dense channel's hits: with a query adapter (`retrieval/adapter.py`), the adapted
+question's, which is what the shipped weights were fitted on; they tell a lay question's governing article better
+than the plain question's (eval/calibrate_gate.py, docs/evaluation.md, stop 36).
+
 The action (CRAG): PASS → correct; below PASS, ambiguous when the best article's P(relevant) still reaches
 `ambiguous_relevance` (a hedged answer from it), else incorrect (the web, or "not in this knowledge base").
 
@@ -109,8 +113,10 @@ def article_probabilities(articles: list[Article], diffs: list[float], cal: Cali
 
 
 def _coverage(articles: list[Article], probs: dict[str, float]) -> float:
+    """The weakest sub-question's best P(relevant). Articles of no sub-question (those the evidence refers to, those
+    the previous turn cited) are not a sub-question of their own: they would set a multi-intent question's coverage."""
     best_per_sub: dict[int | None, float] = {}
-    for a in articles:
+    for a in [a for a in articles if a.sub_question is not None] or articles:
         best_per_sub[a.sub_question] = max(best_per_sub.get(a.sub_question, 0.0), probs[a.id])
     return min(best_per_sub.values())
 

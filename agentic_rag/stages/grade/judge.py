@@ -11,8 +11,8 @@ Evidence (all of it measured, none of it the model's opinion of itself):
   fifth, the share of the question's words the top article has, and whether an article was looked up by number.
 
 The dense cosines here are the dense channel's hits: with a query adapter (`retrieval/adapter.py`), the adapted
-question's, which is what the shipped weights were fitted on; they tell a lay question's governing article better
-than the plain question's (eval/calibrate_gate.py, docs/evaluation.md, stop 36).
+question's, which is what the shipped weights were fitted on; they tell whether a lay question is one this knowledge
+base answers far better than the plain question's (eval/calibrate_gate.py, docs/evaluation.md, stop 36).
 
 The action (CRAG): PASS → correct; below PASS, ambiguous when the best article's P(relevant) still reaches
 `ambiguous_relevance` (a hedged answer from it), else incorrect (the web, or "not in this knowledge base").

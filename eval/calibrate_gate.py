@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agentic_rag.config import get_settings
-from agentic_rag.stages.grade.judge import SIGNALS, sigmoid
+from agentic_rag.stages.grade.judge import SIGNALS, sigmoid, weakest_sub_question
 
 PIPL = "中华人民共和国个人信息保护法"
 FEATURES = ROOT / "eval" / "results" / "gate_features.jsonl"
@@ -213,11 +213,8 @@ def total(r: dict, m: dict, shift: float = 0.0) -> tuple[float, list[float]]:
     """(the gate's total with the dimensions shifted by `shift`, the unshifted per-article P(relevant))."""
     lin = lambda w, v: w[0] + sum(a * b for a, b in zip(w[1:], v))
     logits = [lin(m["relevance"], [d, 1.0 / (i + 1), cos]) for i, (d, cos) in enumerate(zip(r["diffs"], r["cosines"]))]
-    per_sub: dict = {}
-    for s, x in zip(r["subs"], logits):
-        per_sub[s] = max(per_sub.get(s, -99.0), x)
     dims = [max(logits), lin(m["accuracy"], [r["diffs"][0], r["signals"]["best_cosine"]]),
-            lin(m["completeness"], [r["signals"][k] for k in SIGNALS]), min(per_sub.values())]
+            lin(m["completeness"], [r["signals"][k] for k in SIGNALS]), weakest_sub_question(r["subs"], logits)]
     return round(sum(round(10 * sigmoid(x + shift), 1) for x in dims), 1), [sigmoid(x) for x in logits]
 
 

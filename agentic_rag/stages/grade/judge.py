@@ -112,13 +112,15 @@ def article_probabilities(articles: list[Article], diffs: list[float], cal: Cali
             for i, (a, d) in enumerate(zip(articles, diffs))}
 
 
-def _coverage(articles: list[Article], probs: dict[str, float]) -> float:
-    """The weakest sub-question's best P(relevant). Articles of no sub-question (those the evidence refers to, those
-    the previous turn cited) are not a sub-question of their own: they would set a multi-intent question's coverage."""
-    best_per_sub: dict[int | None, float] = {}
-    for a in [a for a in articles if a.sub_question is not None] or articles:
-        best_per_sub[a.sub_question] = max(best_per_sub.get(a.sub_question, 0.0), probs[a.id])
-    return min(best_per_sub.values())
+def weakest_sub_question(subs: list[int | None], values: list[float]) -> float:
+    """The weakest sub-question's best value (coverage; `subs[i]` is article i's sub-question). Articles of no
+    sub-question (those the evidence refers to, those the previous turn cited) are not a sub-question of their own:
+    they would set a multi-intent question's coverage. eval/calibrate_gate.py scores its features with it too."""
+    pairs = [(s, v) for s, v in zip(subs, values) if s is not None] or list(zip(subs, values))
+    best: dict[int | None, float] = {}
+    for sub, value in pairs:
+        best[sub] = max(best.get(sub, value), value)
+    return min(best.values())
 
 
 def judge(retrieval: Retrieval, articles: list[Article], diffs: list[float], threshold: int,
@@ -132,7 +134,7 @@ def judge(retrieval: Retrieval, articles: list[Article], diffs: list[float], thr
     p = {"relevance": gated[best.id],
          "accuracy": sigmoid(linear(cal.accuracy, [diffs[0], signals[0]]) + cal.gate_shift),
          "completeness": sigmoid(linear(cal.completeness, signals) + cal.gate_shift),
-         "coverage": _coverage(articles, gated)}
+         "coverage": weakest_sub_question([a.sub_question for a in articles], [gated[a.id] for a in articles])}
     scores = {d: round(10 * p[d], 1) for d in DIMENSIONS}
     total = round(sum(scores.values()), 1)
     relevant = [a.id for a in articles if probs[a.id] >= cal.relevant_threshold] or [best.id]

@@ -42,6 +42,7 @@ from ..llm.models import ROLES, model_name
 from ..oneshot import converse
 from ..stages.contextualise import prompt as contextualise_prompt
 from ..stages.contextualise import signals
+from ..stages.grade.judge import prior_shift
 from ..state import CITATIONS, CONTEXT, LLM_CALLS, PATH, QUALITY, QUESTION, RETRIEVAL, TIMINGS
 from .e2e import ANSWERS, PROMPT_MODULES, _append, cited, keys, load_checkpoint
 from .retrieval import gold_keys
@@ -88,7 +89,9 @@ def gate_view(state: dict, gold: list) -> dict | None:
     several = bool(gold and isinstance(gold[0], dict))
     key = {a.id: (a.law, a.article) if several else a.article for a in retrieval.articles}
     best = max(quality.article_relevance, key=quality.article_relevance.get)
+    context = CONTEXT.get(state)
     return {"scores": quality.scores, "total": quality.total, "action": quality.act,
+            "shift": prior_shift(context is not None and context.uses_history),
             "best_is_gold": key.get(best) in gold_keys(gold) if gold else False}
 
 

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""The gate's prior shift for questions that continue a conversation (`judge.prior_shift`), chosen on the
-conversation set's dev follow-ups and written into the shipped calibration (`follow_up_shift`).
+"""A prior shift of the gate for questions that continue a conversation (follow-ups, clarification replies),
+replayed on a conversation eval run's stored gate scores: measured at stop 37, not shipped (docs/evaluation.md,
+"A prior shift for follow-ups, measured end to end").
 
-The conversation eval stores, for every graded turn, the gate's four calibrated scores, the shift the run applied
-and whether the article the gate judged most relevant is gold (`agentic_rag/eval/conversation.py gate_view`). A
+The gate's weights were fitted on questions asked alone; a follow-up is searched as the rule form
+「上一问题：…；追问：…」, whose wrapper and earlier facts lower its cosines and word overlap. The conversation eval
+stores, for every graded turn, the gate's four calibrated scores (`shift`: the prior shift the run applied, 0 when
+absent) and whether the article the gate judged most relevant is gold (`agentic_rag/eval/conversation.py
+gate_view`). A
 shift s is replayed on those scores without asking the model again: each score is a sigmoid × 10, so its logit
 moves by s. On the turns that use the history (follow-ups, clarification replies) the rule picks the shift that
 maximises
@@ -17,7 +21,8 @@ replay reads the signals gate's scores for it, the run decides.
 
     .venv/bin/python -m agentic_rag.eval conversation --dataset eval/conversation_eval.jsonl --split dev \
         --pipl-dir data --multilaw-dir data-multilaw --checkpoint eval/results/conversation_dev_s37.jsonl
-    .venv/bin/python eval/follow_up_shift.py eval/results/conversation_dev_s37.jsonl [--test F.jsonl]
+    .venv/bin/python eval/follow_up_shift.py eval/results/conversation_dev_s37.jsonl \
+        --test eval/results/conversation_test_s37.jsonl
 """
 from __future__ import annotations
 
@@ -28,7 +33,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ROOT / "agentic_rag" / "resources" / "gate_calibration.json"
 REPORT = ROOT / "eval" / "results" / "follow_up_shift.json"
 THRESHOLD = 32
 WRONG_COST = 2
@@ -79,11 +83,6 @@ def main() -> int:
         test = graded_follow_ups(args.test)
         report.update(test_run=str(args.test), test=[counts(test, 0.0), counts(test, shift)])
     args.json.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
-    shipped = json.loads(SHIPPED.read_text(encoding="utf-8"))
-    shipped["follow_up_shift"] = shift
-    shipped.setdefault("provenance", {})["follow_up_shift"] = {"by": "eval/follow_up_shift.py",
-                                                               "report": str(args.json.resolve().relative_to(ROOT))}
-    SHIPPED.write_text(json.dumps(shipped, ensure_ascii=False, indent=2), encoding="utf-8")
     print(json.dumps({k: v for k, v in report.items() if k != "dev"}, ensure_ascii=False, indent=1))
     return 0
 

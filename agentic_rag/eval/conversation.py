@@ -42,8 +42,7 @@ from ..llm.models import ROLES, model_name
 from ..oneshot import converse
 from ..stages.contextualise import prompt as contextualise_prompt
 from ..stages.contextualise import signals
-from ..stages.grade.judge import prior_shift
-from ..state import CITATIONS, CONTEXT, LLM_CALLS, PATH, QUALITY, QUESTION, RETRIEVAL, TIMINGS
+from ..state import CITATIONS, CONTEXT, FINAL_ANSWER, LLM_CALLS, PATH, QUALITY, QUESTION, RETRIEVAL, TIMINGS
 from .e2e import ANSWERS, PROMPT_MODULES, _append, cited, keys, load_checkpoint
 from .retrieval import gold_keys
 
@@ -89,9 +88,7 @@ def gate_view(state: dict, gold: list) -> dict | None:
     several = bool(gold and isinstance(gold[0], dict))
     key = {a.id: (a.law, a.article) if several else a.article for a in retrieval.articles}
     best = max(quality.article_relevance, key=quality.article_relevance.get)
-    context = CONTEXT.get(state)
     return {"scores": quality.scores, "total": quality.total, "action": quality.act,
-            "shift": prior_shift(context is not None and context.uses_history),
             "best_is_gold": key.get(best) in gold_keys(gold) if gold else False}
 
 
@@ -113,7 +110,7 @@ def turn_result(turn: dict, index: int, state: dict, latency: float) -> dict:
             "answered_from_gold": bool(gold and put_forward & gold),
             "retrieved_gold": bool(gold and retrieved_keys(state, turn["gold"]) & gold),
             "llm_calls": LLM_CALLS.get(state, 0), "latency_s": round(latency, 2),
-            "gate": gate_view(state, turn["gold"])}
+            "gate": gate_view(state, turn["gold"]), "answer": FINAL_ANSWER.get(state) or ""}
 
 
 async def _alone(app: App, turns: list[dict]) -> list[dict]:

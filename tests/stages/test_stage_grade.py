@@ -262,30 +262,3 @@ def test_a_json_grade_names_articles_of_its_own_law_only():
     assert relevant_ids(["《数据安全法》第二十一条"], given) == ["中华人民共和国数据安全法#21"]
     assert relevant_ids(["第十条", "《刑法》第二十一条"], given) == ["中华人民共和国个人信息保护法#10"]
     assert relevant_ids(["21"], given) == ["中华人民共和国数据安全法#21", "中华人民共和国个人信息保护法#21"]  # no law named
-
-
-def test_a_follow_up_is_graded_with_the_conversation_prior_shift_and_a_first_turn_without(fake_settings):
-    """The shipped `follow_up_shift` moves the four dimensions of a question that continues the conversation; which
-    articles are relevant does not move, and a first turn or a self-contained question is graded as before."""
-    from agentic_rag.state import CONTEXT, Contextualised
-    from agentic_rag.stages.grade.judge import prior_shift
-
-    assert prior_shift(True) == calibration().follow_up_shift > 0 and prior_shift(False) == 0.0
-    r = evidence(0.45, 0.08, 0.5)
-    graded = {}
-    for kind in ("first", "self_contained", "follow_up", "clarify_reply"):
-        model = MockScoringModel(diffs=[1.0, -1.0])
-        stage = GradeStage(name="QualityEvaluatorAgent", model=model, settings=fake_settings.model_copy(
-            update={"gate_mode": "logits"}))
-        context = Contextualised(question="问题", kind=kind)
-        state, _ = run_agent(stage, state={QUESTION.key: "问题", **ATTEMPT_RETRIEVAL.delta(r),
-                                           **CONTEXT.delta(context)})
-        graded[kind] = ATTEMPT_QUALITY.get(state)
-    plain = judge(r, r.articles, [1.0, -1.0], 32)
-    assert graded["first"] == plain and graded["self_contained"] == plain
-    for kind in ("follow_up", "clarify_reply"):
-        q = graded[kind]
-        assert q == judge(r, r.articles, [1.0, -1.0], 32, shift=prior_shift(True))
-        assert q.total > plain.total and all(q.scores[d] >= plain.scores[d] for d in DIMS)
-        assert q.article_relevance == plain.article_relevance and q.relevant == plain.relevant
-        assert "承接上文" in q.reasons["completeness"]

@@ -28,7 +28,6 @@ from ...llm.scoring import ScoringUnsupported
 from ...state import (
     ATTEMPT_QUALITY,
     ATTEMPT_RETRIEVAL,
-    CONTEXT,
     KB_LAW,
     QUESTION,
     RAW_GRADE,
@@ -43,7 +42,7 @@ from ..base import SYSTEM, LlmStage
 from ..evidence import label, prompt_articles, shared_prefix
 from . import prompt
 from .json_grade import parse_quality
-from .judge import calibration, judge, prior_shift
+from .judge import calibration, judge
 from .rules import confirmed_verdict, failed, rule_verdict
 
 
@@ -71,14 +70,14 @@ class GradeStage(LlmStage):
         delta = merge(ATTEMPT_QUALITY.delta(quality), RAW_GRADE.delta(raw))
         yield self.emit(ctx, delta, quality.summary())
 
-    def _without_model(self, retrieval: Retrieval, articles: list[Article], shift: float) -> tuple[Quality, str] | None:
+    def _without_model(self, retrieval: Retrieval, articles: list[Article]) -> tuple[Quality, str] | None:
         """The verdict on retrieval evidence alone: always with `GATE_MODE=signals`; with auto and the embedded
         evaluator, only where it decides as that model's gate would (`judge.SkipModel`: the bounds were measured
         against it, not against an API model's grade); else None (the model is asked)."""
         mode, threshold = self.settings.gate_mode, self.settings.quality_threshold
         if mode != "signals" and not (mode == "auto" and embedded(self.role, self.settings)):
             return None
-        quality = judge(retrieval, articles, [0.0] * len(articles), threshold, calibration("signals"), shift)
+        quality = judge(retrieval, articles, [0.0] * len(articles), threshold, calibration("signals"))
         if mode == "signals":
             return quality, "检索信号门控（无模型调用）"
         skip = calibration().skip_model
@@ -93,9 +92,7 @@ class GradeStage(LlmStage):
         state = ctx.session.state
         one_law = KB_LAW.get(state) is not None
         articles = prompt_articles(retrieval.articles)
-        context = CONTEXT.get(state)
-        shift = prior_shift(context is not None and context.uses_history)
-        decided = self._without_model(retrieval, articles, shift)
+        decided = self._without_model(retrieval, articles)
         if decided is not None:
             return decided
         prefix = shared_prefix(QUESTION.get(state, ""), articles, one_law)
@@ -108,7 +105,7 @@ class GradeStage(LlmStage):
         except (AttributeError, ScoringUnsupported):  # a model without logits or logprobs: it grades in JSON
             raw = await self.ask(ctx, prefix + self._json_task(state), json=True, max_tokens=400)
             return parse_quality(raw, self.settings.quality_threshold, articles), raw
-        quality = judge(retrieval, articles, scored.diffs, self.settings.quality_threshold, shift=shift)
+        quality = judge(retrieval, articles, scored.diffs, self.settings.quality_threshold)
         raw = f"logit(是)-logit(否): {[round(d, 3) for d in scored.diffs]}; prefix tokens {scored.prefix_tokens}, " \
               f"reused {scored.reused_tokens}, {scored.seconds:.1f} s"
         return quality, raw

@@ -73,8 +73,6 @@ class Calibration:
     gate_shift: float = 0.0  # logit offset of the four dimensions: where PASS ≥ 32 sits
     # CRAG's middle action: below PASS, an answer hedged from the best article when its P(relevant) reaches this
     ambiguous_relevance: float = 0.5
-    # added to gate_shift for a follow-up (or a clarification's reply) of the conversation: see `prior_shift`
-    follow_up_shift: float = 0.0
     skip_model: SkipModel | None = None
     provenance: dict = field(default_factory=dict)
 
@@ -92,7 +90,6 @@ def calibration(evidence: str = "logit") -> Calibration:
     return Calibration(relevance=tuple(data["relevance"]), accuracy=tuple(data["accuracy"]),
                        completeness=tuple(data["completeness"]), relevant_threshold=data["relevant_threshold"],
                        gate_shift=data.get("gate_shift", 0.0), ambiguous_relevance=data.get("ambiguous_relevance", 0.5),
-                       follow_up_shift=data.get("follow_up_shift", 0.0),
                        skip_model=SkipModel(skip["fail_below"], skip["pass_above"], skip["threshold"]) if skip else None,
                        provenance=data.get("provenance", {}))
 
@@ -126,28 +123,17 @@ def weakest_sub_question(subs: list[int | None], values: list[float]) -> float:
     return min(best.values())
 
 
-def prior_shift(follow_up: bool) -> float:
-    """The logit shift of a question that continues the conversation (a follow-up, a clarification's reply), on top
-    of `gate_shift`. The weights were fitted on questions asked alone; a follow-up is searched as the rule form
-    「上一问题：…；追问：…」, whose wrapper and earlier facts lower its cosines and word overlap, and it continues a topic
-    the knowledge base already answered. Chosen on the conversation set's dev follow-ups
-    (`eval/calibrate_gate.py follow-up`); first turns and self-contained questions get none."""
-    return calibration().follow_up_shift if follow_up else 0.0
-
-
 def judge(retrieval: Retrieval, articles: list[Article], diffs: list[float], threshold: int,
-          cal: Calibration | None = None, shift: float = 0.0) -> Quality:
-    """The four scores from the relevance logits of `articles` and the retrieval's signals; `shift` (`prior_shift`)
-    moves the four dimensions, not which articles are relevant."""
+          cal: Calibration | None = None) -> Quality:
+    """The four scores from the relevance logits of `articles` and the retrieval's signals."""
     cal = cal or calibration()
     probs = article_probabilities(articles, diffs, cal)
-    offset = cal.gate_shift + shift
-    gated = article_probabilities(articles, diffs, cal, offset)
+    gated = article_probabilities(articles, diffs, cal, cal.gate_shift)
     best = max(articles, key=lambda a: probs[a.id])
     signals = retrieval.signals.vector(SIGNALS)
     p = {"relevance": gated[best.id],
-         "accuracy": sigmoid(linear(cal.accuracy, [diffs[0], signals[0]]) + offset),
-         "completeness": sigmoid(linear(cal.completeness, signals) + offset),
+         "accuracy": sigmoid(linear(cal.accuracy, [diffs[0], signals[0]]) + cal.gate_shift),
+         "completeness": sigmoid(linear(cal.completeness, signals) + cal.gate_shift),
          "coverage": weakest_sub_question([a.sub_question for a in articles], [gated[a.id] for a in articles])}
     scores = {d: round(10 * p[d], 1) for d in DIMENSIONS}
     total = round(sum(scores.values()), 1)
@@ -156,8 +142,6 @@ def judge(retrieval: Retrieval, articles: list[Article], diffs: list[float], thr
                "accuracy": f"首选条文 {articles[0].title}，最高相似度 {signals[0]:.2f}",
                "completeness": "检索信号：" + "，".join(f"{k}={v:.2f}" for k, v in zip(SIGNALS, signals)),
                "coverage": f"各子问题最相关条文的最低 P={p['coverage']:.2f}"}
-    if shift:
-        reasons["completeness"] += f"；承接上文的追问（先验 {shift:+g}）"
     passed = total >= threshold
     action = "correct" if passed else "ambiguous" if probs[best.id] >= cal.ambiguous_relevance else "incorrect"
     return Quality(scores=scores, reasons=reasons, total=total, threshold=threshold, passed=passed,

@@ -7,10 +7,8 @@ follow-ups. A follow-up of a conversation (CONTEXT) adds the articles the previo
 previous turn's law as focus when the question names none. An article the user picked from a refusal's list
 (`CONTEXT.confirmed`) is looked up and pinned first, like an article the question names. When the contextualise
 stage gives a search text (`CONTEXT.search`: a clarification reply's facts, a 「除了X」 follow-up without X), that is
-what is searched, in place of the question. A follow-up joined to its question by rule (「上一问题：…；追问：…」)
-also searches the follow-up's own words as a query variant: the first question's words otherwise pull the ranking
-back to its topic (the conversation set, gold first in the five: dev 24 → 25 of 32, test 19 → 21 of 35). The
-retriever is created lazily and shared by the process, so importing the app loads no model.
+what is searched, in place of the question. The retriever is created lazily and shared by the process, so
+importing the app loads no model.
 """
 from __future__ import annotations
 
@@ -26,7 +24,7 @@ from ..legal.refs import ArticleRef
 from ..retrieval.follow_up import follow_ups
 from ..retrieval.retriever import LocalRetriever
 from ..retrieval.types import Article
-from ..state import ATTEMPT_RETRIEVAL, CONTEXT, PLAN, QUESTION, ROUTE, USER_QUERY, Contextualised, Plan, Retrieval, Slot
+from ..state import ATTEMPT_RETRIEVAL, CONTEXT, PLAN, QUESTION, ROUTE, Plan, Retrieval, Slot
 from .base import Stage
 
 
@@ -88,13 +86,6 @@ def summarize(result: Retrieval) -> str:
             f"{names}{previous}{follow}")
 
 
-def own_words(context: Contextualised | None) -> bool:
-    """Is the question a follow-up joined to an earlier one by rule, whose own words are searched as a variant? Not a
-    model's rewrite (a standalone question of its own) and not a turn with its own search text."""
-    return context is not None and context.kind == "follow_up" and context.source in ("rule", "fallback") \
-        and not context.search
-
-
 class RetrieveStage(Stage):
     key: ClassVar[str] = "retrieve"
     agent_name: ClassVar[str] = "RetrievalAgent"
@@ -114,8 +105,6 @@ class RetrieveStage(Stage):
         if context and context.search and not subs:  # the words to search for are not all the question's
             plan = plan.model_copy(update={"main_query": "" if plan.main_query == question else plan.main_query})
             question = context.search
-        elif own_words(context):
-            plan = plan.model_copy(update={"variants": [*plan.variants, USER_QUERY.get(state, "")]})
         result = await asyncio.to_thread(self._retrieve, question, plan, subs, earlier, focus, chosen)
         yield self.emit(ctx, ATTEMPT_RETRIEVAL.delta(result), summarize(result))
 

@@ -60,38 +60,3 @@ def test_merge_dedups_and_caps(fake_retriever):
     a = fake_retriever.retrieve("第十条", top_k_=5)
     merged = merge_per_question([a, a], ["x", "y"], 5)
     assert len(merged.articles) == 5 and len({x.id for x in merged.articles}) == 5
-
-
-class Spy:
-    """The fake retriever, recording what each retrieve call searched."""
-
-    def __init__(self, retriever):
-        self.retriever, self.calls = retriever, []
-
-    def __getattr__(self, name):
-        return getattr(self.retriever, name)
-
-    def retrieve(self, query, **kwargs):
-        self.calls.append((query, list(kwargs.get("variants", ()))))
-        return self.retriever.retrieve(query, **kwargs)
-
-
-def test_a_rule_form_follow_up_also_searches_its_own_words(fake_settings, fake_retriever):
-    """「上一问题：…；追问：…」 is searched with the follow-up as a variant; a model's standalone rewrite, a turn with its own
-    search text and a first question are searched as they are."""
-    from agentic_rag.state import CONTEXT, USER_QUERY, Contextualised
-
-    rule = "上一问题：公司把我的手机号给了别人，合法吗？；追问：那我能让他们删掉吗？"
-    cases = {"rule": (Contextualised(question=rule, kind="follow_up", source="rule"), [(rule, ["那我能让他们删掉吗？"])]),
-             "model": (Contextualised(question="我能要求公司删除手机号吗？", kind="follow_up", source="llm"),
-                       [("我能要求公司删除手机号吗？", [])]),
-             "search": (Contextualised(question=rule, kind="follow_up", source="rule", search="删掉"), [("删掉", [])]),
-             "first": (Contextualised(question="那我能让他们删掉吗？", kind="first"), [("那我能让他们删掉吗？", [])])}
-    for name, (context, expected) in cases.items():
-        spy = Spy(fake_retriever)
-        stage = RetrieveStage(name="RetrievalAgent", settings=fake_settings, retriever_factory=lambda: spy)
-        plan = Plan(attempt=1, matcher="ensemble", main_query=context.question, top_k=5)
-        state = {QUESTION.key: context.question, USER_QUERY.key: "那我能让他们删掉吗？", **PLAN.delta(plan),
-                 **CONTEXT.delta(context)}
-        run_agent(stage, state=state)
-        assert spy.calls == expected, name

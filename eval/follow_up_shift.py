@@ -5,11 +5,10 @@ replayed on a conversation eval run's stored gate scores: measured at stop 37, n
 
 The gate's weights were fitted on questions asked alone; a follow-up is searched as the rule form
 「上一问题：…；追问：…」, whose wrapper and earlier facts lower its cosines and word overlap. The conversation eval
-stores, for every graded turn, the gate's four calibrated scores (`shift`: the prior shift the run applied, 0 when
-absent) and whether the article the gate judged most relevant is gold (`agentic_rag/eval/conversation.py
-gate_view`). A
-shift s is replayed on those scores without asking the model again: each score is a sigmoid × 10, so its logit
-moves by s. On the turns that use the history (follow-ups, clarification replies) the rule picks the shift that
+stores, for every graded turn, the gate's four calibrated scores (with `shift`, the prior shift the run applied: 0
+when absent) and whether the article the gate judged most relevant is gold (`agentic_rag/eval/conversation.py
+gate_view`). A shift s is replayed on those scores without asking the model again: each score is a sigmoid × 10,
+so its logit moves by s. On the turns that use the history (follow-ups, clarification replies) the rule picks the shift that
 maximises
 
     PASSes whose best article is gold − 2 × PASSes whose best article is not

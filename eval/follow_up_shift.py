@@ -32,6 +32,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agentic_rag.stages.grade.judge import sigmoid  # noqa: E402
+
 REPORT = ROOT / "eval" / "results" / "follow_up_shift.json"
 THRESHOLD = 32
 WRONG_COST = 2
@@ -51,7 +55,7 @@ def replay(gate: dict, shift: float) -> float:
     for score in gate["scores"].values():
         p = min(max(score / 10, 0.005), 0.995)
         logit = math.log(p / (1 - p)) - gate.get("shift", 0.0) + shift
-        total += round(10 / (1 + math.exp(-logit)), 1)
+        total += round(10 * sigmoid(logit), 1)
     return round(total, 1)
 
 

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Can the embedded model decide a conclusion's polarity where the label rules say 视情况? (stop 38, not shipped)
+
+Each polar question of the answers set and the fresh set is given its gold articles (as `conclusion_rules.py`
+does); the label rules decide as in the answer stage; the 1.5B is asked, on top of the question + articles prefix,
+whether the answer to the question is yes (logit(是) − logit(否), `llm.scoring`): once with a tail for the question's
+ask kind (allowed / required / entitled), once with a generic one. `report` gives, per half, the AUROC of the logit
+between positive (可以 / 需要) and negative (不可以 / 不需要) reference labels — over all definite references and over
+those where the rules say 视情况, the case a model decision would change. A threshold would be chosen on dev.
+
+    .venv/bin/python eval/polarity_probe.py collect [--out eval/results/polarity_probe.jsonl]   # ~6 min, resumable
+    .venv/bin/python eval/polarity_probe.py report  [--json eval/results/polarity_probe.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "eval"))
+
+from conclusion_rules import articles_by_key, clause_embed, gold_keys  # noqa: E402
+
+from agentic_rag.legal.vocabulary import common_words  # noqa: E402
+from agentic_rag.stages.answer.conclusion import POLARITY_LABELS, ask_kind, decide  # noqa: E402
+from agentic_rag.stages.answer.deciding import rank_clauses  # noqa: E402
+
+OUT = ROOT / "eval" / "results" / "polarity_probe.jsonl"
+DATASETS = ("answers_eval.jsonl", "answers_fresh.jsonl")
+SYSTEM = "你是一名严谨的中国法律助手，只依据给出的法条回答。"
+TAILS = {"permission": "【任务】只依据上面的法条判断：问题中所说的做法是否合法、被允许？只回答“是”或“否”。",
+         "need": "【任务】只依据上面的法条判断：问题中所问的事项是否需要（是法律的要求）？只回答“是”或“否”。",
+         "right": "【任务】只依据上面的法条判断：问题中的人是否有权这样做？只回答“是”或“否”。"}
+GENERIC = "【任务】只依据上面的法条，对用户问题的回答是肯定的吗？只回答“是”或“否”。"
+POSITIVE, NEGATIVE = {"可以", "需要"}, {"不可以", "不需要"}
+
+
+def polar_rows() -> list[dict]:
+    rows = [json.loads(line) for name in DATASETS
+            for line in (ROOT / "eval" / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if r["conclusion"]["label"] in POLARITY_LABELS and r["gold"]]
+
+
+def collect(out: Path) -> None:
+    from agentic_rag.config import get_settings
+    from agentic_rag.llm.local import load_model, local_model_path
+    from agentic_rag.llm.scoring import yes_no_diffs
+
+    rows, embed = polar_rows(), clause_embed()
+    index = articles_by_key(rows)
+    common = {law: common_words([a.text for a in index.values() if a.law == law]) for law in {a.law for a in index.values()}}
+    settings = get_settings()
+    llama = load_model(local_model_path(settings.local_llm, settings), settings).llama
+    done = {json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()} if out.exists() else set()
+    with open(out, "a", encoding="utf-8") as f:
+        for r in (r for r in rows if r["id"] not in done):
+            gold = [index[k] for k in gold_keys(r) if k in index]
+            best = next(iter(rank_clauses(r["query"], gold, embed)), None)
+            decision = decide(r["query"], best.clause if best else None, common[best.article.law] if best else frozenset())
+            kind = ask_kind(r["query"])
+            prefix = f"用户问题：{r['query']}\n\n法条：\n" + "\n".join(f"【{a.law}{a.article_cn}】{a.text}" for a in gold) + "\n\n"
+            diffs = yes_no_diffs(llama, SYSTEM, prefix, [TAILS.get(kind, TAILS["permission"]), GENERIC]).diffs
+            f.write(json.dumps({"id": r["id"], "split": r["split"], "type": r["type"], "ref": r["conclusion"]["label"],
+                                "rule_label": decision.label, "rule": decision.rule, "kind": kind,
+                                "d_kind": round(diffs[0], 3), "d_generic": round(diffs[1], 3)}, ensure_ascii=False) + "\n")
+            f.flush()
+
+
+def auroc(pos: list[float], neg: list[float]) -> float | None:
+    if not pos or not neg:
+        return None
+    return round(float(np.mean([(p > n) + 0.5 * (p == n) for p in pos for n in neg])), 3)
+
+
+def report(rows: list[dict]) -> dict:
+    out = {}
+    for split in ("dev", "test", "fresh"):
+        rs = [r for r in rows if r["split"] == split]
+        hedged = [r for r in rs if r["rule_label"] == "视情况"]
+        out[split] = {"n": len(rs), "rules_accuracy": round(float(np.mean([r["rule_label"] == r["ref"] for r in rs])), 3),
+                      "rules_say_视情况": {"positive": sum(r["ref"] in POSITIVE for r in hedged),
+                                         "negative": sum(r["ref"] in NEGATIVE for r in hedged),
+                                         "视情况": sum(r["ref"] == "视情况" for r in hedged)}}
+        for tail in ("d_kind", "d_generic"):
+            out[split][tail] = {
+                "auroc_definite": auroc([r[tail] for r in rs if r["ref"] in POSITIVE], [r[tail] for r in rs if r["ref"] in NEGATIVE]),
+                "auroc_where_rules_say_视情况": auroc([r[tail] for r in hedged if r["ref"] in POSITIVE],
+                                                   [r[tail] for r in hedged if r["ref"] in NEGATIVE])}
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("command", choices=("collect", "report"))
+    p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--json", type=Path)
+    args = p.parse_args()
+    if args.command == "collect":
+        collect(args.out)
+        return 0
+    result = report([json.loads(line) for line in args.out.read_text(encoding="utf-8").splitlines()])
+    print(json.dumps(result, ensure_ascii=False, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

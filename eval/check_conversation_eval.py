@@ -2,6 +2,7 @@
 
     python eval/check_conversation_eval.py [--data eval/conversation_eval.jsonl]
                                            [--corpus ../shared/data/lawrefbook/lawrefbook_articles.jsonl.gz]
+    python eval/check_conversation_eval.py --data eval/conversation_fresh.jsonl --fresh
 
 Exit 0 when the file is valid, 1 when any check fails (every problem is printed), 2 on a usage/IO error.
 Prints the counts per turn kind, kb and split either way.
@@ -25,6 +26,10 @@ Checks (see eval/conversation_eval.README.md):
     article of a liability chapter of the law concerned;
   * no user text is a verbatim copy of a query in eval/pipl_eval.jsonl or eval/multilaw_eval.jsonl;
   * split: within each kb the rows alternate dev/test in id order and test gets the odd one out.
+
+With --fresh (the held-out eval/conversation_fresh.jsonl): split must be "fresh" (no alternation), ids are
+conv-fresh-<kb>-NNN, the minima are 24 conversations and pronoun 12, ellipsis 10, penalty 6, more 4,
+topic_switch 4, vague_first 4, law_change 4, and no user text may copy a user turn of conversation_eval.jsonl.
 """
 from __future__ import annotations
 
@@ -49,6 +54,9 @@ FOLLOW_UP = {"pronoun", "ellipsis", "penalty", "more", "law_change", "clarify_re
 MIN_ROWS = 44
 MIN_KIND = {"pronoun": 15, "ellipsis": 12, "penalty": 6, "more": 5, "topic_switch": 6, "vague_first": 8,
             "law_change": 5}
+FRESH_MIN_ROWS = 24
+FRESH_MIN_KIND = {"pronoun": 12, "ellipsis": 10, "penalty": 6, "more": 4, "topic_switch": 4, "vague_first": 4,
+                  "law_change": 4}
 
 PIPL_TITLE = "中华人民共和国个人信息保护法"
 PIPL_N = 74
@@ -141,11 +149,24 @@ def existing_queries() -> dict[str, str]:
     return out
 
 
+def conversation_turns() -> dict[str, str]:
+    """normalised user text -> 'id turn N', over eval/conversation_eval.jsonl (for --fresh)."""
+    out = {}
+    p = ROOT / "eval" / "conversation_eval.jsonl"
+    if p.exists():
+        for line in p.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                for i, t in enumerate(rec["turns"], 1):
+                    out[norm(t["user"])] = f"{rec['id']} turn {i}"
+    return out
+
+
 def bigrams(text: str) -> set[str]:
     return {text[i:i + 2] for i in range(len(text) - 1)}
 
 
-def nearest_copy(rows: list, copies: dict[str, str]) -> str:
+def nearest_copy(rows: list, copies: dict[str, str], against: str = "pipl_eval/multilaw_eval queries") -> str:
     """Informational: the highest character-bigram Jaccard between a user turn and an existing eval query."""
     grams = [(q, qid, bigrams(q)) for q, qid in copies.items()]
     best = (0.0, "", "")
@@ -158,7 +179,7 @@ def nearest_copy(rows: list, copies: dict[str, str]) -> str:
                 j = len(u & g) / len(u | g)
                 if j > best[0]:
                     best = (j, str(r.get("id")), qid)
-    return f"max char-bigram Jaccard vs pipl_eval/multilaw_eval queries: {best[0]:.2f} ({best[1]} ~ {best[2]})"
+    return f"max char-bigram Jaccard vs {against}: {best[0]:.2f} ({best[1]} ~ {best[2]})"
 
 
 def gold_key(kb: str, item) -> tuple[str, int] | None:
@@ -175,8 +196,9 @@ def in_ranges(n: int, ranges) -> bool:
 
 
 def check(rows: list, corpus: dict[str, set[int]] | None, pipl_lines: set[int] | None,
-          copies: dict[str, str]) -> list[str]:
+          copies: dict[str, str], fresh: bool = False, conv_turns: dict[str, str] | None = None) -> list[str]:
     errs: list[str] = []
+    splits, prefix = (("fresh",), "conv-fresh") if fresh else (SPLITS, "conv")
     ids = collections.Counter()
     for ln, row in rows:
         where = f"line {ln}"
@@ -190,10 +212,10 @@ def check(rows: list, corpus: dict[str, set[int]] | None, pipl_lines: set[int] |
         if kb not in KBS:
             errs.append(f"{where}: kb {kb!r} not in {KBS}")
             continue
-        if split not in SPLITS:
-            errs.append(f"{where}: split {split!r} not in {SPLITS}")
-        if not isinstance(rid, str) or not re.fullmatch(rf"conv-{kb}-\d{{3}}", rid):
-            errs.append(f"{where}: id must look like conv-{kb}-NNN")
+        if split not in splits:
+            errs.append(f"{where}: split {split!r} not in {splits}")
+        if not isinstance(rid, str) or not re.fullmatch(rf"{prefix}-{kb}-\d{{3}}", rid):
+            errs.append(f"{where}: id must look like {prefix}-{kb}-NNN")
         if not isinstance(turns, list) or not 2 <= len(turns) <= 4:
             errs.append(f"{where}: turns must be a list of 2-4 turns")
             continue
@@ -281,20 +303,23 @@ def check(rows: list, corpus: dict[str, set[int]] | None, pipl_lines: set[int] |
                 errs.append(f"{tw}: penalty gold holds no liability article")
             if user and norm(user) in copies:
                 errs.append(f"{tw}: user text copies a query of pipl_eval/multilaw_eval")
+            if user and conv_turns and norm(user) in conv_turns:
+                errs.append(f"{tw}: user text copies a user turn of conversation_eval ({conv_turns[norm(user)]})")
             prev_keep += keep
             prev_laws = laws if keys else prev_laws
     for rid, n in ids.items():
         if n > 1:
             errs.append(f"duplicate id {rid!r} ({n} rows)")
-    if len(rows) < MIN_ROWS:
-        errs.append(f"{len(rows)} conversations, need at least {MIN_ROWS}")
+    min_rows, min_kind = (FRESH_MIN_ROWS, FRESH_MIN_KIND) if fresh else (MIN_ROWS, MIN_KIND)
+    if len(rows) < min_rows:
+        errs.append(f"{len(rows)} conversations, need at least {min_rows}")
     kinds = collections.Counter(t.get("kind") for _, r in rows if isinstance(r, dict)
                                 for t in r.get("turns", []) if isinstance(t, dict))
-    for kind, n in MIN_KIND.items():
+    for kind, n in min_kind.items():
         if kinds[kind] < n:
             errs.append(f"{kinds[kind]} {kind} turns, need at least {n}")
     # split: alternate within kb in id order, test takes the odd one out
-    for kb in KBS:
+    for kb in () if fresh else KBS:
         seq = [r["split"] for _, r in sorted(((ln, r) for ln, r in rows if isinstance(r, dict)
                                                and r.get("kb") == kb), key=lambda x: str(x[1].get("id")))]
         if any(a == b for a, b in zip(seq, seq[1:])):
@@ -304,21 +329,21 @@ def check(rows: list, corpus: dict[str, set[int]] | None, pipl_lines: set[int] |
     return errs
 
 
-def report(rows: list) -> None:
+def report(rows: list, splits: tuple[str, ...] = SPLITS) -> None:
     rs = [r for _, r in rows if isinstance(r, dict) and isinstance(r.get("turns"), list)]
     turns = [(r.get("kb"), r.get("split"), t) for r in rs for t in r["turns"] if isinstance(t, dict)]
     print(f"conversations: {len(rs)}   turns: {len(turns)}")
     print("per kb:    " + ", ".join(f"{kb} {sum(r.get('kb') == kb for r in rs)}" for kb in KBS))
-    print("per split: " + ", ".join(f"{s} {sum(r.get('split') == s for r in rs)}" for s in SPLITS))
+    print("per split: " + ", ".join(f"{s} {sum(r.get('split') == s for r in rs)}" for s in splits))
     print("kb x split: " + ", ".join(f"{kb}/{s} {sum(r.get('kb') == kb and r.get('split') == s for r in rs)}"
-                                    for kb in KBS for s in SPLITS))
+                                    for kb in KBS for s in splits))
     lens = collections.Counter(len(r["turns"]) for r in rs)
     print("turns per conversation: " + ", ".join(f"{n}-turn {lens[n]}" for n in sorted(lens)))
-    print(f"{'kind':<14}" + "".join(f"{c:>14}" for c in ("all", "pipl", "multilaw", "dev", "test")))
+    print(f"{'kind':<14}" + "".join(f"{c:>14}" for c in ("all", "pipl", "multilaw") + splits))
     for kind in KINDS:
         cells = [sum(t.get("kind") == kind for _, _, t in turns)]
         cells += [sum(t.get("kind") == kind and kb == x for kb, _, t in turns) for x in KBS]
-        cells += [sum(t.get("kind") == kind and s == x for _, s, t in turns) for x in SPLITS]
+        cells += [sum(t.get("kind") == kind and s == x for _, s, t in turns) for x in splits]
         print(f"{kind:<14}" + "".join(f"{c:>14}" for c in cells))
     ex = collections.Counter(t.get("expect") for _, _, t in turns)
     print("expect: " + ", ".join(f"{e} {ex[e]}" for e in EXPECTS))
@@ -330,6 +355,9 @@ def main(argv=None) -> int:
     p.add_argument("--corpus", type=Path,
                    default=ROOT.parent / "shared" / "data" / "lawrefbook" / "lawrefbook_articles.jsonl.gz")
     p.add_argument("--pipl-text", type=Path, default=ROOT / "chinese_law.txt")
+    p.add_argument("--fresh", action="store_true",
+                   help="validate the held-out conversation_fresh.jsonl (split fresh, conv-fresh-<kb>-NNN ids, "
+                        "its own minima, no copies of conversation_eval user turns)")
     args = p.parse_args(argv)
     try:
         raw = args.data.read_text(encoding="utf-8").splitlines()
@@ -355,10 +383,13 @@ def main(argv=None) -> int:
     if pipl_lines is not None and pipl_lines != set(range(1, PIPL_N + 1)):
         errs.append(f"{args.pipl_text}: expected articles 1..{PIPL_N}, found {len(pipl_lines)}")
     copies = existing_queries()
-    errs += check(rows, corpus, pipl_lines, copies)
-    report(rows)
+    conv_turns = conversation_turns() if args.fresh else None
+    errs += check(rows, corpus, pipl_lines, copies, args.fresh, conv_turns)
+    report(rows, ("fresh",) if args.fresh else SPLITS)
     if copies:
         print(nearest_copy(rows, copies))
+    if conv_turns:
+        print(nearest_copy(rows, conv_turns, "conversation_eval user turns"))
     if errs:
         print(f"\nFAIL: {len(errs)} problem(s)")
         for e in errs:

@@ -1,6 +1,6 @@
 """The labelled eval sets stay valid: their own checkers (stdlib scripts in eval/) pass on every committed set — the
 answers set, the held-out fresh set (its own mode: split `fresh`, no near-duplicate of any other set's question) and
-the conversation set. A label edit that breaks a must-not pattern against the statute text, or a fresh question
+the conversation set and its held-out fresh set. A label edit that breaks a must-not pattern against the statute text, or a fresh question
 that repeats a question of another set, fails here."""
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from tests.conftest import LAWREFBOOK, PROJECT_ROOT
 
 @pytest.mark.parametrize("args", [["eval/check_answers_eval.py"],
                                   ["eval/check_answers_eval.py", "eval/answers_fresh.jsonl"],
-                                  ["eval/check_conversation_eval.py"]], ids=["answers", "fresh", "conversation"])
+                                  ["eval/check_conversation_eval.py"],
+                                  ["eval/check_conversation_eval.py", "--data", "eval/conversation_fresh.jsonl", "--fresh"]],
+                         ids=["answers", "fresh", "conversation", "conversation-fresh"])
 def test_the_labelled_sets_pass_their_checkers(args):
     if not LAWREFBOOK.exists():
         pytest.skip(f"{LAWREFBOOK} missing (the shared data folder)")

@@ -207,7 +207,8 @@ def _parse_conversation(sub) -> None:
     c = sub.add_parser("conversation", help="multi-turn conversations: follow-ups answered from gold, clarifying "
                                             "questions, contextualise calls; --mode off asks every turn alone")
     c.add_argument("--dataset", type=Path, required=True)
-    c.add_argument("--split", choices=("dev", "test", "all"), default="dev")
+    c.add_argument("--split", choices=("dev", "test", "fresh", "all"), default="dev",
+                   help="fresh: eval/conversation_fresh.jsonl, written blind and never used for a choice")
     c.add_argument("--mode", choices=("on", "off", "both"), default="on",
                    help="on: the turns of a conversation in one session; off: every turn in a fresh session; "
                         "both: on, then each later turn alone too (one run)")

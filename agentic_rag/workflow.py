@@ -129,7 +129,8 @@ class ConditionalWorkflowAgent(BaseAgent):
 
         stages = dict(
             contextualiser=llm(ContextualiseStage, "contextualiser",
-                               "结合对话上文：把追问改写成完整的问题（首轮与完整的问题不调用模型）"),
+                               "结合对话上文：把追问改写成完整的问题（首轮与完整的问题不调用模型）",
+                               retriever_factory=factory),
             clarifier=ClarifyStage(name=ClarifyStage.agent_name, description="问题过于笼统时先追问一次（选项取自知识库的章节 / 法律）",
                                    settings=settings, retriever_factory=factory),
             router=llm(RouterStage, "router", "问题路由：知识库 / 多意图 / 知识库之外 / 闲聊",

@@ -3,7 +3,8 @@ CondenseQuestionChatEngine), before routing, so that 「那如果…呢」 is no
 
 * no earlier legal turn, or a self-contained message (`signals.reading`): the message itself, no model call —
   a first question is answered exactly as before; a topic switch (换个问题，…) starts clean;
-* a vague first message (`signals.vague`): marked `vague`, the workflow asks one clarifying question instead of
+* a vague first message (`vagueness.vague`: a model over the knowledge base's embedder, the lexical
+  `signals.vague` with another embedder): marked `vague`, the workflow asks one clarifying question instead of
   retrieving;
 * the reply to that clarifying question (the conversation's pending question): merged with the vague question;
 * after a refusal that listed the nearest articles, a reply that picks one (「1」, 「第二十三条」): the refused
@@ -25,6 +26,8 @@ state. Writes QUESTION (what every later stage reads) and CONTEXT; USER_QUERY ke
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncGenerator
 from typing import ClassVar
 
@@ -32,6 +35,7 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
 
 from ...conversation import clip, history
+from ...knowledge.errors import IndexError_
 from ...legal.laws import short
 from ...legal.numerals import article_cn
 from ...llm.call import ModelFailure
@@ -39,7 +43,7 @@ from ...llm.models import embedded
 from ...safety.fence import history_block
 from ...state import CONTEXT, QUESTION, RAW_CONTEXTUALISE, USER_QUERY, Contextualised, Conversation, Slot, Turn, merge
 from ..base import LlmStage
-from . import prompt, signals
+from . import prompt, signals, vagueness
 from .check import check
 
 HISTORY_QUESTIONS = 2  # earlier standalone questions given to the model (each already condenses its own past)
@@ -99,7 +103,7 @@ class ContextualiseStage(LlmStage):
             context = Contextualised(question=rest, kind="self_contained", source="rule", reason="换了话题")
             return context, "", prompt.NEW_TOPIC.format(reason=context.reason)
         if not turns:
-            why = signals.vague(message)
+            why = await self._vague(message)
             if why:
                 return Contextualised(question=message, kind="vague", reason=why), "", None
             reason = "新问题，不再等待上一轮的补充" if pending is not None else "首轮问题"
@@ -113,6 +117,15 @@ class ContextualiseStage(LlmStage):
             reason=reading.reason, rule=prompt.FALLBACK, beyond=signals.beyond(message))
         focus = [last.law] if last.law and not signals.names_law(message) else []
         return context.model_copy(update={"history_articles": list(last.cited), "focus_laws": focus}), raw, line
+
+    async def _vague(self, message: str) -> str | None:
+        """The opener model reads the knowledge base's embedder, opened here for a short first message (the router
+        opens it a moment later anyway); with no knowledge base the lexical rule decides and the router reports."""
+        embedder = None
+        if self._factory is not None and not vagueness.never_vague(message):
+            with contextlib.suppress(IndexError_):
+                embedder = getattr(await asyncio.to_thread(self._factory), "embedder", None)
+        return await asyncio.to_thread(vagueness.vague, message, embedder)
 
     def _rewrites(self) -> bool:
         """Does a model rewrite follow-ups (`contextualise_with`)? auto: not the embedded one."""

@@ -114,6 +114,10 @@ def content_chars(message: str) -> int:
     return len(_FILLER.sub("", _PUNCT.sub("", text)))
 
 
+def asks_definition(message: str) -> bool:
+    return bool(_DEFINITION.search(message))
+
+
 def first_clause(message: str) -> str:
     return re.split(r"[，,。；;？?！!]", message.strip(), maxsplit=1)[0]
 
@@ -128,7 +132,7 @@ def reading(message: str) -> Reading:
         return Reading(True, f"以「{m.group(0).strip()}」承接上文")
     if find_article_refs(message):
         return Reading(False, "按条文编号查询")
-    if _DEFINITION.search(message) or analyze_query(message, default_legal_terms()).type == "keyword":
+    if asks_definition(message) or analyze_query(message, default_legal_terms()).type == "keyword":
         return Reading(False, "术语或关键词查询")
     chars = content_chars(message)
     if chars < SHORT_CHARS:

@@ -21,6 +21,7 @@ FOLLOW_UP_KINDS = {"pronoun", "ellipsis", "penalty", "more", "law_change"}
 @pytest.mark.parametrize("message", [
     "那我能让它删掉吗？", "要是他们不照做呢？", "还有别的要求吗？", "违反了会被罚多少钱？", "那体检报告呢？",
     "他们事先也没问过我们，这个我能拒绝吗？", "这些摄像头得挂个提示牌吧？", "精神损失能要吗？", "按消费者权益保护法，我能去哪投诉？",
+    "我要是下周就不去上班了，会怎么样", "还有，他们要是不删呢？",  # the subject before 要是; 还有， only announces
 ])
 def test_follow_ups_need_the_history(message):
     assert signals.reading(message).follow_up
@@ -31,6 +32,7 @@ def test_follow_ups_need_the_history(message):
     "我的网名、游戏账号这些也算受保护的个人信息吗？",  # 这些 sums up the nouns before it
     "第五十七条是什么内容？", "敏感个人信息 单独同意", "什么是个人信息？", "你好",
     "医院把我的体检报告给了保险公司，保险公司因此拒保，我可以要求赔偿吗？",
+    "还有个事，物业把业主的电话号码贴在电梯里公示欠费，这合法吗？",  # 还有个事， announces a whole new question
 ])
 def test_self_contained_questions_do_not(message):
     assert not signals.reading(message).follow_up

@@ -32,7 +32,7 @@ _SWITCH = re.compile(r"^\s*(?:换个问题|换一个问题|换个话题|换个�
                      r"再问(?:个|一个|一下)(?:问题|事)?|顺便问(?:一?下|个事)?|还有个问题|还有一个问题|新问题|问个别的)"
                      r"[，,：:。\s]*")
 # Opening connectives that continue what was said before (对 / 嗯 are replies, not questions of their own).
-_OPENING = re.compile(r"^\s*(?:那么|那要是|那如果|那|要是|如果|假如|万一|还(?!款|钱|贷)|除了|除此之外|此外|然后|可是|但是|而且|并且|另外还|同样|"
+_OPENING = re.compile(r"^\s*(?:(?:我们?|那我们?)(?=要是|如果|假如|万一))?(?:那么|那要是|那如果|那|要是|如果|假如|万一|还(?!款|钱|贷)|除了|除此之外|此外|然后|可是|但是|而且|并且|另外还|同样|"
                       r"所以|这样的话|那样的话)")
 # Pronouns and demonstratives that stand for something said before (他人 / 其他 are not: they name no referent).
 _POINTER = re.compile(r"它们?|(?<!其)他们?(?!人)|她们?|这些|那些|这个|那个|那条|这条|这种|那种|这类|那类|这样|那样|这么|那么|"
@@ -122,8 +122,15 @@ def first_clause(message: str) -> str:
     return re.split(r"[，,。；;？?！!]", message.strip(), maxsplit=1)[0]
 
 
+# 「还有，…」「还有个事，…」 only announce another message: what follows decides (还有，他们要是不删呢 is a follow-up;
+# 还有，劳务派遣工受了工伤该找谁赔 is not).
+_ANOTHER = re.compile(r"^\s*还有(?:个事|一个|一件事|件事)?[，,：:]\s*")
+
+
 def reading(message: str) -> Reading:
     """Does this message (with an earlier legal turn in the conversation) need that turn to be understood?"""
+    if (m := _ANOTHER.match(message)) and message[m.end():].strip():
+        return reading(message[m.end():].strip())
     if topic_switch(message) is not None:
         return Reading(False, "换了话题")
     if is_chitchat(message):

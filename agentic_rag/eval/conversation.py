@@ -211,7 +211,8 @@ def summarize(results: list[dict], rows: list[dict]) -> dict:
 
 def signal_report(rows: list[dict]) -> dict:
     """The cheap rules alone, on the given conversations: follow-up detection on turns after the first (clarify
-    replies aside) and vague-opener detection on first turns. No agent, no model."""
+    replies aside) and the lexical vague-opener rule on first turns. No agent, no model (the shipped vague decision
+    is the embedder's model where it matches: `stages/contextualise/vagueness.py`, `eval/fit_vague_opener.py`)."""
     tp = fp = fn = tn = 0
     vague = {"flagged_vague": 0, "vague": 0, "flagged_first": 0, "first": 0}
     misses = []

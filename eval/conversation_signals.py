@@ -17,8 +17,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "eval"))
 
 from agentic_rag.stages.contextualise import signals  # noqa: E402
+from report_io import emit  # noqa: E402
 
 MESSAGES = ROOT / "eval" / "follow_up_messages.jsonl"
 
@@ -48,9 +50,7 @@ def main() -> int:
     args = p.parse_args()
     items = [json.loads(line) for line in MESSAGES.read_text(encoding="utf-8").splitlines() if line.strip()]
     result = {h: follow_ups([r for r in items if half(r) == h], misses=h == "dev") for h in ("dev", "test")}
-    print(json.dumps(result, ensure_ascii=False, indent=1))
-    if args.json:
-        args.json.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    emit(result, args.json)
     return 0
 
 

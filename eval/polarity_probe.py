@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "eval"))
 
 from conclusion_rules import articles_by_key, clause_embed, gold_keys  # noqa: E402
+from report_io import emit  # noqa: E402
 
 from agentic_rag.legal.vocabulary import common_words  # noqa: E402
 from agentic_rag.stages.answer.conclusion import POLARITY_LABELS, ask_kind, decide  # noqa: E402
@@ -104,9 +105,7 @@ def main() -> int:
         collect(args.out)
         return 0
     result = report([json.loads(line) for line in args.out.read_text(encoding="utf-8").splitlines()])
-    print(json.dumps(result, ensure_ascii=False, indent=1))
-    if args.json:
-        args.json.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    emit(result, args.json)
     return 0
 
 

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "eval"))
 
 import calibrate_gate as cg  # noqa: E402
+from report_io import emit  # noqa: E402
 
 RESULTS = ROOT / "eval" / "results"
 OUT = RESULTS / "query_likelihood_probe.jsonl"
@@ -142,9 +143,7 @@ def main() -> int:
         collect(args.out)
         return 0
     result = report(args.out)
-    print(json.dumps(result, ensure_ascii=False, indent=1))
-    if args.json:
-        args.json.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    emit(result, args.json)
     return 0
 
 

@@ -13,7 +13,6 @@ those where the rules say 视情况, the case a model decision would change. A t
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "eval"))
 
 from conclusion_rules import articles_by_key, clause_embed, gold_keys  # noqa: E402
-from report_io import emit  # noqa: E402
+from report_io import probe_main  # noqa: E402
 
 from agentic_rag.legal.vocabulary import common_words  # noqa: E402
 from agentic_rag.stages.answer.conclusion import POLARITY_LABELS, ask_kind, decide  # noqa: E402
@@ -96,17 +95,8 @@ def report(rows: list[dict]) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("command", choices=("collect", "report"))
-    p.add_argument("--out", type=Path, default=OUT)
-    p.add_argument("--json", type=Path)
-    args = p.parse_args()
-    if args.command == "collect":
-        collect(args.out)
-        return 0
-    result = report([json.loads(line) for line in args.out.read_text(encoding="utf-8").splitlines()])
-    emit(result, args.json)
-    return 0
+    return probe_main(__doc__, OUT, collect,
+                      lambda out: report([json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ often the article it rates highest is gold.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -27,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "eval"))
 
 import calibrate_gate as cg  # noqa: E402
-from report_io import emit  # noqa: E402
+from report_io import probe_main  # noqa: E402
 
 RESULTS = ROOT / "eval" / "results"
 OUT = RESULTS / "query_likelihood_probe.jsonl"
@@ -134,17 +133,7 @@ def report(out: Path) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("command", choices=("collect", "report"))
-    p.add_argument("--out", type=Path, default=OUT)
-    p.add_argument("--json", type=Path)
-    args = p.parse_args()
-    if args.command == "collect":
-        collect(args.out)
-        return 0
-    result = report(args.out)
-    emit(result, args.json)
-    return 0
+    return probe_main(__doc__, OUT, collect, report)
 
 
 if __name__ == "__main__":

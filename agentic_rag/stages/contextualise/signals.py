@@ -42,6 +42,7 @@ _PHRASES = re.compile(r"会被罚|被罚|罚多少|罚款吗|怎么罚|怎么处
 _ELLIPSIS_END = re.compile(r"呢\s*[？?]?\s*$")
 _PUNCT = re.compile(r"[\s，,。．.！!？?；;：:、“”\"'‘’（）()《》【】\[\]…—-]+")
 _FILLER = re.compile(r"[吗呢吧啊呀哦嘛了的]")
+VAGUE_MAX_CHARS = 40  # a longer first message tells a story: retrieval, not a question back
 SHORT_CHARS = 12  # content characters below which a message cannot stand alone (那体检报告呢 → 4)
 SHORT_POINTER_CHARS = 20  # a pointer anywhere in a message this short refers back
 _SUMMING = frozenset({"这些", "那些", "这种", "那种", "这类", "那类"})
@@ -197,7 +198,7 @@ def names_law(text: str) -> bool:
 def vague(message: str) -> str | None:
     """Why a first message is too vague to retrieve for, or None. Generic form + no content noun + no article
     number + no law named."""
-    if len(message) > 40 or find_article_refs(message) or names_law(message):
+    if len(message) > VAGUE_MAX_CHARS or find_article_refs(message) or names_law(message):
         return None
     form = _GENERIC.search(message)
     if not form or nouns(message):

@@ -28,7 +28,6 @@ from . import signals
 
 log = logging.getLogger(__name__)
 
-MAX_CHARS = 40  # longer messages tell a story: retrieval, not a question back
 RESOURCE = "vague_opener.json"
 
 
@@ -55,7 +54,7 @@ def shipped() -> OpenerModel | None:
 
 
 def never_vague(message: str) -> bool:
-    return (len(message) > MAX_CHARS or bool(find_article_refs(message)) or signals.names_law(message)
+    return (len(message) > signals.VAGUE_MAX_CHARS or bool(find_article_refs(message)) or signals.names_law(message)
             or signals.asks_definition(message) or is_chitchat(message))
 
 

@@ -511,3 +511,24 @@ def test_the_demo_asks_its_messages_as_one_conversation_and_says_how_to_pick_an_
     assert demo.pick_hint(second, [FIRST, "1"]) == ""  # answered: nothing to pick
     out = capsys.readouterr().out
     assert f"用户: {FIRST}" in out and "用户: 1" in out and "ContextualiseAgent: 按您选择的" in out
+
+
+def test_a_short_first_message_says_when_the_knowledge_base_is_still_loading(settings, fake_retriever):
+    """The vague-opener model reads the knowledge base's embedder, so a short first message opens the knowledge base
+    in the contextualise stage: a slow opening is announced there, once, as the router announces it otherwise."""
+    import time
+
+    opened = []
+
+    def slow():  # like get_retriever: slow the first time, then the process's open knowledge base
+        if not opened:
+            time.sleep(0.8)  # past LOADING_NOTICE_S
+            opened.append(True)
+        return fake_retriever
+
+    install({**SCRIPT})
+    app = build_app(ConditionalWorkflowAgent(settings=settings, retriever_factory=slow), settings)
+    (turn,) = chat(app, "公司不给交社保合法吗？")
+    notices = [(e.author, e.content.parts[0].text) for e in turn["events"]
+               if e.content and e.content.parts and "正在加载知识库" in (e.content.parts[0].text or "")]
+    assert [author for author, _ in notices] == ["ContextualiseAgent"]

@@ -6,6 +6,7 @@ ADK serialises agents' pydantic fields for the Dev UI, and a settings object hol
 """
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -27,6 +28,9 @@ from .accounting import Accounts, QuestionRun
 
 if TYPE_CHECKING:  # the retriever pulls in FAISS and the embedder: imported where a stage opens it
     from ..retrieval.retriever import LocalRetriever
+
+LOADING_NOTICE_S = 0.5  # the knowledge base is not open after this long: say so instead of a silent wait
+LOADING_NOTICE = "正在加载知识库与检索模型（首次提问需要稍等）…"
 
 # Shared by every LLM stage and put first, so that successive calls of one question share their prompt prefix
 # (llama.cpp re-evaluates only what follows the longest common prefix of consecutive prompts).
@@ -77,6 +81,16 @@ class Stage(BaseAgent):
     @property
     def settings(self) -> Settings:
         return self._settings
+
+    async def opening(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        """Open the knowledge base in a worker thread, saying so when that takes more than a moment (the first
+        question of a process). `self._factory()` then returns it at once, or raises what opening it raised."""
+        opening = asyncio.ensure_future(asyncio.to_thread(self._factory))
+        done, _ = await asyncio.wait({opening}, timeout=LOADING_NOTICE_S)
+        if not done:
+            yield self.emit(ctx, {}, LOADING_NOTICE)
+        await asyncio.wait({opening})
+        opening.exception()  # retrieved (not raised): the caller's own `self._factory()` raises it
 
     def emit(self, ctx: InvocationContext, delta: dict[str, Any], text: str | None = None) -> Event:
         check_writes(self.name, delta, {slot.key for slot in self.writes})

@@ -74,6 +74,9 @@ class ContextualiseStage(LlmStage):
         state = ctx.session.state
         message = USER_QUERY.get(state, "")
         conversation = history(ctx.session.events, self.root_agent.name, ctx.invocation_id)
+        if self._reads_embedder(message, conversation):  # the vague-opener model reads the knowledge base's embedder
+            async for event in self.opening(ctx):
+                yield event
         context, raw, line = await self._understand(ctx, message, conversation)
         delta = merge(QUESTION.delta(context.question), CONTEXT.delta(context))
         if context.called:
@@ -118,9 +121,13 @@ class ContextualiseStage(LlmStage):
         focus = [last.law] if last.law and not signals.names_law(message) else []
         return context.model_copy(update={"history_articles": list(last.cited), "focus_laws": focus}), raw, line
 
+    def _reads_embedder(self, message: str, conversation: Conversation) -> bool:
+        """A short first message is judged by the opener model over the knowledge base's embedder, so the knowledge
+        base is opened here (the router would open it a moment later anyway)."""
+        return self._factory is not None and not conversation.turns and not vagueness.never_vague(message)
+
     async def _vague(self, message: str) -> str | None:
-        """The opener model reads the knowledge base's embedder, opened here for a short first message (the router
-        opens it a moment later anyway); with no knowledge base the lexical rule decides and the router reports."""
+        """With no knowledge base the lexical rule decides (and the router reports the missing index)."""
         embedder = None
         if self._factory is not None and not vagueness.never_vague(message):
             with contextlib.suppress(IndexError_):

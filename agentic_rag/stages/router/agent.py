@@ -24,7 +24,6 @@ from ...state import CONTEXT, KB_LAW, KB_LAWS, QUESTION, RAW_ROUTE, ROUTE, Route
 from ..base import LlmStage
 from . import prompt, signals
 
-LOADING_NOTICE_S = 0.5  # the knowledge base is not open after this long: say so instead of a silent wait
 SIMILARITY_HIGH = 0.45  # above this, a question naming an outside topic may still be about the knowledge base
 MAX_SHARED_TOP3 = 1  # clauses whose top-3 articles share at most this many are different asks …
 SAME_ASK_COSINE = 0.85  # … unless the clauses themselves say the same thing
@@ -76,11 +75,9 @@ class RouterStage(LlmStage):
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state = ctx.session.state
         question = QUESTION.get(state, "")
-        opening = asyncio.ensure_future(asyncio.to_thread(self._factory))
-        done, _ = await asyncio.wait({opening}, timeout=LOADING_NOTICE_S)
-        if not done:
-            yield self.emit(ctx, {}, "正在加载知识库与检索模型（首次提问需要稍等）…")
-        retriever = await opening
+        async for event in self.opening(ctx):
+            yield event
+        retriever = self._factory()
         kb = merge(KB_LAW.delta(self.settings.kb_law or retriever.law), KB_LAWS.delta(retriever.laws))
         route, raw = await self._route(ctx, question, retriever)
         text = f"问题路由：{LABEL[route.kind]}（{route.reason}）"

@@ -84,13 +84,12 @@ class Stage(BaseAgent):
 
     async def opening(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Open the knowledge base in a worker thread, saying so when that takes more than a moment (the first
-        question of a process). `self._factory()` then returns it at once, or raises what opening it raised."""
+        question of a process). Raises what opening it raised; once open, `self._factory()` returns it at once."""
         opening = asyncio.ensure_future(asyncio.to_thread(self._factory))
         done, _ = await asyncio.wait({opening}, timeout=LOADING_NOTICE_S)
         if not done:
             yield self.emit(ctx, {}, LOADING_NOTICE)
-        await asyncio.wait({opening})
-        opening.exception()  # retrieved (not raised): the caller's own `self._factory()` raises it
+        await opening
 
     def emit(self, ctx: InvocationContext, delta: dict[str, Any], text: str | None = None) -> Event:
         check_writes(self.name, delta, {slot.key for slot in self.writes})

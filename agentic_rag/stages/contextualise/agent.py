@@ -74,17 +74,20 @@ class ContextualiseStage(LlmStage):
         state = ctx.session.state
         message = USER_QUERY.get(state, "")
         conversation = history(ctx.session.events, self.root_agent.name, ctx.invocation_id)
-        if self._reads_embedder(message, conversation):  # the vague-opener model reads the knowledge base's embedder
-            async for event in self.opening(ctx):
-                yield event
-        context, raw, line = await self._understand(ctx, message, conversation)
+        embedder = None
+        if self._reads_embedder(message, conversation):
+            with contextlib.suppress(IndexError_):  # no knowledge base: the word rule decides, the router reports it
+                async for event in self.opening(ctx):
+                    yield event
+                embedder = getattr(self._factory(), "embedder", None)
+        context, raw, line = await self._understand(ctx, message, conversation, embedder)
         delta = merge(QUESTION.delta(context.question), CONTEXT.delta(context))
         if context.called:
             delta.update(RAW_CONTEXTUALISE.delta(raw))
         yield self.emit(ctx, delta, line)
 
-    async def _understand(self, ctx: InvocationContext, message: str,
-                          conversation: Conversation) -> tuple[Contextualised, str, str | None]:
+    async def _understand(self, ctx: InvocationContext, message: str, conversation: Conversation,
+                          embedder=None) -> tuple[Contextualised, str, str | None]:
         """(how the message is understood, the model's raw output, the progress line)."""
         pending = conversation.pending
         picked = signals.picked_article(message, pending.options, pending.articles) \
@@ -106,7 +109,7 @@ class ContextualiseStage(LlmStage):
             context = Contextualised(question=rest, kind="self_contained", source="rule", reason="换了话题")
             return context, "", prompt.NEW_TOPIC.format(reason=context.reason)
         if not turns:
-            why = await self._vague(message)
+            why = await asyncio.to_thread(vagueness.vague, message, embedder)
             if why:
                 return Contextualised(question=message, kind="vague", reason=why), "", None
             reason = "新问题，不再等待上一轮的补充" if pending is not None else "首轮问题"
@@ -125,14 +128,6 @@ class ContextualiseStage(LlmStage):
         """A short first message is judged by the opener model over the knowledge base's embedder, so the knowledge
         base is opened here (the router would open it a moment later anyway)."""
         return self._factory is not None and not conversation.turns and not vagueness.never_vague(message)
-
-    async def _vague(self, message: str) -> str | None:
-        """With no knowledge base the lexical rule decides (and the router reports the missing index)."""
-        embedder = None
-        if self._factory is not None and not vagueness.never_vague(message):
-            with contextlib.suppress(IndexError_):
-                embedder = getattr(await asyncio.to_thread(self._factory), "embedder", None)
-        return await asyncio.to_thread(vagueness.vague, message, embedder)
 
     def _rewrites(self) -> bool:
         """Does a model rewrite follow-ups (`contextualise_with`)? auto: not the embedded one."""

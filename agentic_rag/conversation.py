@@ -147,7 +147,7 @@ def next_conversation(previous: Conversation, state: Any) -> Conversation:
     if route is None or route.kind not in LEGAL_ROUTES or path not in ANSWERED_PATHS:
         return Conversation(turns=previous.turns)
     ids = cited(state)
-    turn = Turn(question=clip(QUESTION.get(state) or context.question), route=route.kind,
+    turn = Turn(question=clip(context.understood or QUESTION.get(state) or context.question), route=route.kind,
                 law=turn_law(state, ids), cited=ids)
     earlier = previous.turns if context.kind == "follow_up" else []
     return Conversation(turns=(earlier + [turn])[-MAX_TURNS:], pending=refusal_pending(state))

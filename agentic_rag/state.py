@@ -216,7 +216,8 @@ class Contextualised(BaseModel):
 
     question: str  # the standalone question (also in QUESTION)
     kind: ContextKind
-    source: Literal["message", "rule", "llm", "fallback"] = "message"  # how `question` was obtained
+    # how `question` was obtained; alone: a follow-up the history's reading found nothing for, read on its own
+    source: Literal["message", "rule", "llm", "fallback", "alone"] = "message"
     reason: str = ""  # which signal decided the kind
     called: bool = False  # a model call was made (the contextualiser's role)
     history: list[str] = Field(default_factory=list)  # the earlier standalone questions the condensation used
@@ -228,10 +229,13 @@ class Contextualised(BaseModel):
     # what retrieval searches when it is not the question: a clarification reply's own facts (the vague question's
     # words pulled the dense channel away), a 「除了X，还…」 follow-up without X (X's words pulled retrieval back to X)
     search: str | None = None
+    # read alone: how the history read the follow-up (the turn's question in the conversation, so that later
+    # follow-ups keep the case's facts)
+    understood: str | None = None
 
     @property
     def uses_history(self) -> bool:
-        return self.kind in ("follow_up", "clarify_reply")
+        return self.kind in ("follow_up", "clarify_reply") and self.source != "alone"
 
 
 class Clarification(BaseModel):

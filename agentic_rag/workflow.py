@@ -16,6 +16,7 @@ failure becomes a message that names its cause.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable
@@ -78,6 +79,9 @@ log = logging.getLogger(__name__)
 DESCRIPTION = "法律咨询：问题路由 → 查询改写 → 混合检索 → 质量评估（自适应重试）→ 直接作答 / 网络补充"
 MIN_SECONDS_FOR_RETRY = 20.0  # a further attempt (rewrite + grade) needs at least this much of the deadline
 RESETTABLE = {slot.key for slot in PER_QUESTION}
+LEGAL_ROUTES = ("kb", "multi")
+READING = (PLAN, ATTEMPTS, RETRIEVAL, QUALITY)  # the workflow's slots of one reading of the question
+ALONE_FAILED = "按追问本身也未找到足够依据：仍按结合上文的理解答复"
 
 
 def failure_text(e: Exception) -> str:
@@ -183,21 +187,59 @@ class ConditionalWorkflowAgent(BaseAgent):
             async for event in self._stage(self.answerer, ctx):
                 yield event
             return
-        async for event in self._stage(self.router, ctx):
+        async for event in self._read(ctx):
             yield event
-        if ROUTE.get(state).kind in ("kb", "multi"):
-            async for event in self._stage(self.rewriter, ctx):
-                yield event
-            async for event in self._attempts(ctx):
+        if self._unanswered_follow_up(ctx):
+            async for event in self._read_alone(ctx):
                 yield event
         path = self._branch(ctx)
         if path == "web":
             async for event in self._stage(self.web, ctx):
                 yield event
-            path = "web" if WEB.get(state).ok else ("none" if ROUTE.get(state).kind in ("kb", "multi") else "out_of_kb")
+            path = "web" if WEB.get(state).ok else ("none" if ROUTE.get(state).kind in LEGAL_ROUTES else "out_of_kb")
         yield self._emit(ctx, BRANCH.delta(path))
         async for event in self._stage(self.answerer, ctx):
             yield event
+
+    async def _read(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        """Route the question; in the knowledge base, rewrite it, then retrieve and grade (`_attempts`)."""
+        async for event in self._stage(self.router, ctx):
+            yield event
+        if ROUTE.get(ctx.session.state).kind in LEGAL_ROUTES:
+            async for event in self._stage(self.rewriter, ctx):
+                yield event
+            async for event in self._attempts(ctx):
+                yield event
+
+    async def _read_alone(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        """A second reading of a follow-up the history's reading found nothing for: the follow-up on its own
+        (`ContextualiseStage.alone`). It stands only if the gate passes it; else every stage's slots go back to the
+        first reading, whose refusal (or web search) follows."""
+        state = ctx.session.state
+        saved = copy.deepcopy({key: state.get(key) for key in self._reading_keys()})
+        yield self.contextualiser.alone(ctx)
+        async for event in self._read(ctx):
+            yield event
+        if ROUTE.get(state).kind in LEGAL_ROUTES and QUALITY.get(state).act == "correct":
+            return
+        for stage in (self.contextualiser, self.router, self.rewriter, self.retriever, self.grader):
+            yield stage.restore(ctx, saved)
+        yield self._emit(ctx, {slot.key: saved.get(slot.key) for slot in READING}, ALONE_FAILED)
+
+    def _unanswered_follow_up(self, ctx: InvocationContext) -> bool:
+        """A follow-up whose reading with the history would not be answered from the knowledge base (the gate's
+        incorrect, or routed out of it), with time left for a second reading; not after a model failure."""
+        state = ctx.session.state
+        context, route, quality = CONTEXT.get(state), ROUTE.get(state), QUALITY.get(state)
+        if context.kind != "follow_up" or context.source == "alone" or self._out_of_time(ctx):
+            return False
+        if route.kind in LEGAL_ROUTES:
+            return quality is not None and quality.act == "incorrect" and quality.verdict != "model_error"
+        return route.kind == "out_of_kb"
+
+    def _reading_keys(self) -> set[str]:
+        stages = (self.contextualiser, self.router, self.rewriter, self.retriever, self.grader)
+        return {slot.key for stage in stages for slot in stage.writes} | {slot.key for slot in READING}
 
     async def _attempts(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Retrieve and grade until the grade passes or the policy stops; keep the best attempt."""

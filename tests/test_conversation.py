@@ -219,6 +219,50 @@ def test_a_follow_up_beyond_what_was_asked_leaves_its_words_out(settings, fake_r
     assert lines(second, "ContextualiseAgent") == [f"结合上文理解为：{rule}（「删掉」上文已涉及，按其余内容检索）"]
 
 
+POOR = json.dumps({"relevance": 2, "completeness": 2, "accuracy": 2, "coverage": 2, "relevant": []})
+
+
+def refuse_the_history_reading(prompt: str) -> str:
+    """The gate refuses every question read with the history (the rule form), passes the follow-up on its own."""
+    return POOR if "上一问题：" in prompt else GOOD
+
+
+def test_a_follow_up_the_history_finds_nothing_for_is_read_on_its_own(settings, fake_retriever):
+    """Its own nouns (删掉 the data) may name what the first question's facts pulled retrieval away from: read
+    alone and passed, it is answered so, and the conversation keeps the history's reading as the turn's question
+    (later follow-ups keep the case's facts)."""
+    settings = settings.model_copy(update={"contextualise_with": "rules"})
+    install({**SCRIPT, "evaluator": refuse_the_history_reading})
+    first, second, third = chat(make_app(settings, fake_retriever), FIRST, FOLLOW_UP, "要是他们不照做呢？")
+    state, rule = second["state"], f"上一问题：{FIRST}；追问：{FOLLOW_UP}"
+    context = CONTEXT.get(state)
+    assert PATH.get(state) == "pass" and QUESTION.get(state) == FOLLOW_UP == RETRIEVAL.get(state).query
+    assert context.kind == "follow_up" and context.source == "alone" and context.understood == rule
+    assert not context.history_articles and ROUTE.get(state).kind == "kb"
+    assert lines(second, "ContextualiseAgent") == [f"结合上文理解为：{rule}", f"结合上文未找到足够依据，改按追问本身检索：{FOLLOW_UP}"]
+    assert CITATIONS.get(state).valid_keys and FINAL_ANSWER.get(state)
+    recorded = CONVERSATION.get(state).turns[-1]
+    assert recorded.question == rule and recorded.cited == conversation.cited(state)
+    assert CONTEXT.get(third["state"]).understood == f"上一问题：{FIRST}；追问：要是他们不照做呢？"
+
+
+def test_when_the_follow_up_alone_is_refused_too_the_history_reading_stands(settings, fake_retriever):
+    """Every slot goes back to the first reading (its refusal lists that reading's nearest articles); a first
+    question the gate refuses is not read a second time."""
+    settings = settings.model_copy(update={"contextualise_with": "rules"})
+    install({**SCRIPT, "evaluator": POOR})
+    first, second = chat(make_app(settings, fake_retriever), FIRST, FOLLOW_UP)
+    assert "改按追问本身" not in "".join(lines(first, "ContextualiseAgent"))
+    state, rule = second["state"], f"上一问题：{FIRST}；追问：{FOLLOW_UP}"
+    context = CONTEXT.get(state)
+    assert PATH.get(state) == "none" and QUESTION.get(state) == rule == RETRIEVAL.get(state).query
+    assert context.source == "rule" and context.understood is None
+    assert "按追问本身也未找到足够依据" in "".join(lines(second, "ConditionalWorkflowAgent"))
+    assert CONVERSATION.get(state).pending.question == rule
+    graded = roles(second).count("evaluator")
+    assert graded == 2 * roles(first).count("evaluator")  # the same attempts for each reading
+
+
 def test_the_conversation_stays_bounded(app):
     install({**SCRIPT, "contextualiser": "这不是一个合格的改写" * 3})  # always fails the check: the rule form
     follow_ups = ["那他们能不能把它卖给第三方的营销公司，拿去给我打推销电话、发各种广告短信？",

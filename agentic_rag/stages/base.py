@@ -95,6 +95,10 @@ class Stage(BaseAgent):
         check_writes(self.name, delta, {slot.key for slot in self.writes})
         return state_event(ctx, self.name, delta, text)
 
+    def restore(self, ctx: InvocationContext, saved: dict[str, Any]) -> Event:
+        """This stage's slots as `saved` holds them (the workflow keeps the first of two readings of a question)."""
+        return self.emit(ctx, {slot.key: saved.get(slot.key) for slot in self.writes})
+
     def partial(self, ctx: InvocationContext, text: str) -> Event:
         """A streamed piece of the answer (never persisted; the final event carries the whole text)."""
         return Event(invocation_id=ctx.invocation_id, author=self.name, branch=ctx.branch, partial=True,

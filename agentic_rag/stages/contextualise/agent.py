@@ -86,6 +86,17 @@ class ContextualiseStage(LlmStage):
             delta.update(RAW_CONTEXTUALISE.delta(raw))
         yield self.emit(ctx, delta, line)
 
+    def alone(self, ctx: InvocationContext) -> Event:
+        """The follow-up read on its own, once the history's reading found nothing to answer from: a follow-up that
+        names its own subject (「那他们录进去的人脸，我能要求删掉吗？」) is pulled back by the first question's facts to
+        that question's articles (the workflow's second reading; it stands only if the gate passes it)."""
+        state = ctx.session.state
+        message, understood = USER_QUERY.get(state, ""), CONTEXT.get(state)
+        context = Contextualised(question=message, kind="follow_up", source="alone", reason="结合上文未找到依据",
+                                 history=understood.history, understood=understood.question)
+        return self.emit(ctx, merge(QUESTION.delta(message), CONTEXT.delta(context)),
+                         prompt.ALONE.format(question=message))
+
     async def _understand(self, ctx: InvocationContext, message: str, conversation: Conversation,
                           embedder=None) -> tuple[Contextualised, str, str | None]:
         """(how the message is understood, the model's raw output, the progress line)."""

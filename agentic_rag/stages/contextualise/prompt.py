@@ -37,6 +37,7 @@ RULE_PREFIXES = ("上一问题：", "原问题：")
 UNDERSTOOD = "结合上文理解为：{question}"
 BEYOND = "（「{covered}」上文已涉及，按其余内容检索）"
 SEARCH_REPLY = "（按您补充的情况检索）"
+ALONE = "结合上文未找到足够依据，改按追问本身检索：{question}"
 UNDERSTOOD_FALLBACK = "结合上文理解为：{question}（改写未通过检查：{problem}，按规则拼接）"
 NEW_TOPIC = "新的问题：不沿用上文（{reason}）"
 CONFIRMED = "按您选择的{option}回答上一个问题：{question}"

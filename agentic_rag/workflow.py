@@ -5,6 +5,7 @@
     question → RouterAgent ─ chitchat / out_of_kb ──────────────────────────────────────────┐
                   └ kb / multi → QueryRewriterAgent → [ RetrievalAgent → QualityEvaluatorAgent ] × attempts
                                    (retry policy: switch matcher, rewrite from what is missing; best kept)
+             → a follow-up found nothing for with the history: read again on its own; kept only if it passes
              → branch (CRAG): correct → answer · ambiguous → hedged answer · incorrect → WebSearchAgent → answer
                or "not in the knowledge base" · model failure → degraded
              → AnswerGeneratorAgent (every final text; citations checked before they are shown)
@@ -58,6 +59,7 @@ from .state import (
     PER_QUESTION,
     PLAN,
     QUALITY,
+    QUESTION,
     RETRIEVAL,
     REWRITE,
     ROUTE,
@@ -216,7 +218,10 @@ class ConditionalWorkflowAgent(BaseAgent):
         (`ContextualiseStage.alone`). It stands only if the gate passes it; else every stage's slots go back to the
         first reading, whose refusal (or web search) follows."""
         state = ctx.session.state
-        saved = copy.deepcopy({key: state.get(key) for key in self._reading_keys()})
+        keys = self._reading_keys()
+        saved = copy.deepcopy({key: state.get(key) for key in keys})
+        # a new question to every stage (the rewriter would take the first reading's as an attempt to improve on)
+        yield self._emit(ctx, {key: None for key in keys & RESETTABLE - {QUESTION.key, CONTEXT.key}})
         yield self.contextualiser.alone(ctx)
         async for event in self._read(ctx):
             yield event

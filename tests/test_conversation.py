@@ -34,6 +34,7 @@ from agentic_rag.state import (
     QUALITY,
     QUESTION,
     RETRIEVAL,
+    REWRITE,
     ROUTE,
     TIMINGS,
     USER_QUERY,
@@ -239,6 +240,7 @@ def test_a_follow_up_the_history_finds_nothing_for_is_read_on_its_own(settings, 
     assert PATH.get(state) == "pass" and QUESTION.get(state) == FOLLOW_UP == RETRIEVAL.get(state).query
     assert context.kind == "follow_up" and context.source == "alone" and context.understood == rule
     assert not context.history_articles and ROUTE.get(state).kind == "kb"
+    assert REWRITE.get(state).source != "retry"  # a new question: not an attempt to improve the first reading's
     assert lines(second, "ContextualiseAgent") == [f"结合上文理解为：{rule}", f"结合上文未找到足够依据，改按追问本身检索：{FOLLOW_UP}"]
     assert CITATIONS.get(state).valid_keys and FINAL_ANSWER.get(state)
     recorded = CONVERSATION.get(state).turns[-1]

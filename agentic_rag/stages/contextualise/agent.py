@@ -18,6 +18,10 @@ CondenseQuestionChatEngine), before routing, so that 「那如果…呢」 is no
   the 1.5B's checked rewrites 0.76 at 8.7 s p50, the 0.5B's 0.68 at 2.2 s (bench/results/contextualise.json).
   The previous turn's articles become extra candidates (still graded) and, in a knowledge base of several laws,
   its law the focus when the follow-up names none.
+* a follow-up whose reading with the history the gate refuses (or the router sends out of the knowledge base) is
+  read once more on its own (`alone`, called by the workflow): it stands only if the gate passes it. A follow-up
+  with its own nouns (「那他们录进去的人脸，我能要求删掉吗？」) was pulled back by the first question's facts to that
+  question's article; read alone it finds its own;
 * what retrieval searches (`search`) when it is not the question: a clarification reply's own facts, a
   「除了X，还…」 follow-up without 「除了X，」 (X's words pulled retrieval back to X); the question keeps every word.
 

@@ -81,7 +81,7 @@ log = logging.getLogger(__name__)
 DESCRIPTION = "法律咨询：问题路由 → 查询改写 → 混合检索 → 质量评估（自适应重试）→ 直接作答 / 网络补充"
 MIN_SECONDS_FOR_RETRY = 20.0  # a further attempt (rewrite + grade) needs at least this much of the deadline
 RESETTABLE = {slot.key for slot in PER_QUESTION}
-LEGAL_ROUTES = ("kb", "multi")
+IN_KB_ROUTES = ("kb", "multi")  # routes answered from the knowledge base
 READING = (PLAN, ATTEMPTS, RETRIEVAL, QUALITY)  # the workflow's slots of one reading of the question
 ALONE_FAILED = "按追问本身也未找到足够依据：仍按结合上文的理解答复"
 
@@ -198,7 +198,7 @@ class ConditionalWorkflowAgent(BaseAgent):
         if path == "web":
             async for event in self._stage(self.web, ctx):
                 yield event
-            path = "web" if WEB.get(state).ok else ("none" if ROUTE.get(state).kind in LEGAL_ROUTES else "out_of_kb")
+            path = "web" if WEB.get(state).ok else ("none" if ROUTE.get(state).kind in IN_KB_ROUTES else "out_of_kb")
         yield self._emit(ctx, BRANCH.delta(path))
         async for event in self._stage(self.answerer, ctx):
             yield event
@@ -207,7 +207,7 @@ class ConditionalWorkflowAgent(BaseAgent):
         """Route the question; in the knowledge base, rewrite it, then retrieve and grade (`_attempts`)."""
         async for event in self._stage(self.router, ctx):
             yield event
-        if ROUTE.get(ctx.session.state).kind in LEGAL_ROUTES:
+        if ROUTE.get(ctx.session.state).kind in IN_KB_ROUTES:
             async for event in self._stage(self.rewriter, ctx):
                 yield event
             async for event in self._attempts(ctx):
@@ -225,9 +225,9 @@ class ConditionalWorkflowAgent(BaseAgent):
         yield self.contextualiser.alone(ctx)
         async for event in self._read(ctx):
             yield event
-        if ROUTE.get(state).kind in LEGAL_ROUTES and QUALITY.get(state).act == "correct":
+        if ROUTE.get(state).kind in IN_KB_ROUTES and QUALITY.get(state).act == "correct":
             return
-        for stage in (self.contextualiser, self.router, self.rewriter, self.retriever, self.grader):
+        for stage in self._readers():
             yield stage.restore(ctx, saved)
         yield self._emit(ctx, {slot.key: saved.get(slot.key) for slot in READING}, ALONE_FAILED)
 
@@ -238,13 +238,16 @@ class ConditionalWorkflowAgent(BaseAgent):
         context, route, quality = CONTEXT.get(state), ROUTE.get(state), QUALITY.get(state)
         if context.kind != "follow_up" or context.source == "alone" or self._out_of_time(ctx):
             return False
-        if route.kind in LEGAL_ROUTES:
+        if route.kind in IN_KB_ROUTES:
             return quality is not None and quality.act == "incorrect" and quality.verdict != "model_error"
         return route.kind == "out_of_kb"
 
+    def _readers(self) -> tuple[Stage, ...]:
+        """The stages that write one reading of a question."""
+        return self.contextualiser, self.router, self.rewriter, self.retriever, self.grader
+
     def _reading_keys(self) -> set[str]:
-        stages = (self.contextualiser, self.router, self.rewriter, self.retriever, self.grader)
-        return {slot.key for stage in stages for slot in stage.writes} | {slot.key for slot in READING}
+        return {slot.key for stage in self._readers() for slot in stage.writes} | {slot.key for slot in READING}
 
     async def _attempts(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Retrieve and grade until the grade passes or the policy stops; keep the best attempt."""

@@ -236,7 +236,8 @@ class ConditionalWorkflowAgent(BaseAgent):
         incorrect, or routed out of it), with time left for a second reading; not after a model failure."""
         state = ctx.session.state
         context, route, quality = CONTEXT.get(state), ROUTE.get(state), QUALITY.get(state)
-        if context.kind != "follow_up" or context.source == "alone" or self._out_of_time(ctx):
+        if context.kind != "follow_up" or context.source == "alone" or self._out_of_time(ctx) \
+                or not self.contextualiser.readable_alone(ctx):
             return False
         if route.kind in IN_KB_ROUTES:
             return quality is not None and quality.act == "incorrect" and quality.verdict != "model_error"

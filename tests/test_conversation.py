@@ -234,7 +234,8 @@ def test_a_follow_up_the_history_finds_nothing_for_is_read_on_its_own(settings, 
     (later follow-ups keep the case's facts)."""
     settings = settings.model_copy(update={"contextualise_with": "rules"})
     install({**SCRIPT, "evaluator": refuse_the_history_reading})
-    first, second, third = chat(make_app(settings, fake_retriever), FIRST, FOLLOW_UP, "要是他们不照做呢？")
+    third_message = "他们不删的话，我能去哪里投诉？"
+    first, second, third = chat(make_app(settings, fake_retriever), FIRST, FOLLOW_UP, third_message)
     state, rule = second["state"], f"上一问题：{FIRST}；追问：{FOLLOW_UP}"
     context = CONTEXT.get(state)
     assert PATH.get(state) == "pass" and QUESTION.get(state) == FOLLOW_UP == RETRIEVAL.get(state).query
@@ -245,7 +246,7 @@ def test_a_follow_up_the_history_finds_nothing_for_is_read_on_its_own(settings, 
     assert CITATIONS.get(state).valid_keys and FINAL_ANSWER.get(state)
     recorded = CONVERSATION.get(state).turns[-1]
     assert recorded.question == rule and recorded.cited == conversation.cited(state)
-    assert CONTEXT.get(third["state"]).understood == f"上一问题：{FIRST}；追问：要是他们不照做呢？"
+    assert CONTEXT.get(third["state"]).understood == f"上一问题：{FIRST}；追问：{third_message}"
 
 
 def test_when_the_follow_up_alone_is_refused_too_the_history_reading_stands(settings, fake_retriever):
@@ -263,6 +264,16 @@ def test_when_the_follow_up_alone_is_refused_too_the_history_reading_stands(sett
     assert CONVERSATION.get(state).pending.question == rule
     graded = roles(second).count("evaluator")
     assert graded == 2 * roles(first).count("evaluator")  # the same attempts for each reading
+
+
+def test_a_follow_up_that_omits_its_ask_is_not_read_on_its_own(settings, fake_retriever):
+    """「要是他们不照做呢？」 asks the previous question's ask: alone it asks nothing, so the history's refusal stands
+    without a second retrieval."""
+    settings = settings.model_copy(update={"contextualise_with": "rules"})
+    install({**SCRIPT, "evaluator": refuse_the_history_reading})
+    _, second = chat(make_app(settings, fake_retriever), FIRST, "要是他们不照做呢？")
+    assert PATH.get(second["state"]) == "none" and CONTEXT.get(second["state"]).source == "rule"
+    assert not any("改按追问本身" in line for line in lines(second, "ContextualiseAgent"))
 
 
 def test_the_conversation_stays_bounded(app):

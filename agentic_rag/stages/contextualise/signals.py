@@ -150,9 +150,15 @@ def reading(message: str) -> Reading:
     m = _PHRASES.search(message)
     if m and not nouns(message[: m.start()]):
         return Reading(True, f"「{m.group(0)}」没有说明对象")
-    if _ELLIPSIS_END.search(message) and chars < 2 * SHORT_CHARS:
+    if omits_the_ask(message) and chars < 2 * SHORT_CHARS:
         return Reading(True, "以「呢」省略了上文")
     return Reading(False, "问题自身完整")
+
+
+def omits_the_ask(message: str) -> bool:
+    """「初三的孩子呢？」「要是他们不照做呢？」: what is asked is the previous question's ask, so the message read on its
+    own asks nothing (in the stored runs with both readings, 10 such follow-ups read alone were all refused)."""
+    return bool(_ELLIPSIS_END.search(message))
 
 
 def _back_pointer(message: str, chars: int) -> str | None:

@@ -266,12 +266,13 @@ def test_when_the_follow_up_alone_is_refused_too_the_history_reading_stands(sett
     assert graded == 2 * roles(first).count("evaluator")  # the same attempts for each reading
 
 
-def test_a_follow_up_that_omits_its_ask_is_not_read_on_its_own(settings, fake_retriever):
-    """「要是他们不照做呢？」 asks the previous question's ask: alone it asks nothing, so the history's refusal stands
-    without a second retrieval."""
+@pytest.mark.parametrize("message", ["要是他们不照做呢？", "除了删掉，我还能要求他们干点啥？"])
+def test_a_follow_up_that_does_not_state_its_own_ask_is_not_read_on_its_own(settings, fake_retriever, message):
+    """「要是他们不照做呢？」 asks the previous question's ask, 「除了删掉，还…」 what else applies to its case: alone they
+    ask nothing whole, so the history's refusal stands without a second retrieval."""
     settings = settings.model_copy(update={"contextualise_with": "rules"})
     install({**SCRIPT, "evaluator": refuse_the_history_reading})
-    _, second = chat(make_app(settings, fake_retriever), FIRST, "要是他们不照做呢？")
+    _, second = chat(make_app(settings, fake_retriever), FIRST, message)
     assert PATH.get(second["state"]) == "none" and CONTEXT.get(second["state"]).source == "rule"
     assert not any("改按追问本身" in line for line in lines(second, "ContextualiseAgent"))
 

@@ -19,7 +19,7 @@ CondenseQuestionChatEngine), before routing, so that 「那如果…呢」 is no
   The previous turn's articles become extra candidates (still graded) and, in a knowledge base of several laws,
   its law the focus when the follow-up names none.
 * a follow-up whose reading with the history the gate refuses (or the router sends out of the knowledge base) is
-  read once more on its own, unless it omits its ask (「…呢？」, `readable_alone`) (`alone`, called by the workflow): it stands only if the gate passes it. A follow-up
+  read once more on its own, when it states its own ask (not 「…呢？」 or 「除了X，还…」: `readable_alone`) (`alone`, called by the workflow): it stands only if the gate passes it. A follow-up
   with its own nouns (「那他们录进去的人脸，我能要求删掉吗？」) was pulled back by the first question's facts to that
   question's article; read alone it finds its own;
 * what retrieval searches (`search`) when it is not the question: a clarification reply's own facts, a
@@ -92,8 +92,8 @@ class ContextualiseStage(LlmStage):
 
     @staticmethod
     def readable_alone(ctx: InvocationContext) -> bool:
-        """Can the follow-up be read on its own at all? Not 「…呢？」, whose ask is the previous question's."""
-        return not signals.omits_the_ask(USER_QUERY.get(ctx.session.state, ""))
+        """Can the follow-up be read on its own at all (`signals.asks_on_its_own`)?"""
+        return signals.asks_on_its_own(USER_QUERY.get(ctx.session.state, ""))
 
     def alone(self, ctx: InvocationContext) -> Event:
         """The follow-up read on its own, once the history's reading found nothing to answer from: a follow-up that

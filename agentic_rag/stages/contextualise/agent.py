@@ -19,9 +19,10 @@ CondenseQuestionChatEngine), before routing, so that 「那如果…呢」 is no
   The previous turn's articles become extra candidates (still graded) and, in a knowledge base of several laws,
   its law the focus when the follow-up names none.
 * a follow-up whose reading with the history the gate refuses (or the router sends out of the knowledge base) is
-  read once more on its own, when it states its own ask (not 「…呢？」 or 「除了X，还…」: `readable_alone`) (`alone`, called by the workflow): it stands only if the gate passes it. A follow-up
-  with its own nouns (「那他们录进去的人脸，我能要求删掉吗？」) was pulled back by the first question's facts to that
-  question's article; read alone it finds its own;
+  read once more on its own (`alone`, called by the workflow) when it states its own ask (`readable_alone`: not
+  「…呢？」 or 「除了X，还…」); it stands only if the gate passes it. A follow-up with its own nouns
+  (「那他们录进去的人脸，我能要求删掉吗？」) was pulled back by the first question's facts to that question's article;
+  read alone it finds its own;
 * what retrieval searches (`search`) when it is not the question: a clarification reply's own facts, a
   「除了X，还…」 follow-up without 「除了X，」 (X's words pulled retrieval back to X); the question keeps every word.
 

@@ -12,7 +12,8 @@ follow-up is understood with the history and a vague opener gets the clarifying 
 Per turn kind (first, pronoun, ellipsis, penalty, more, law_change, topic_switch, vague_first, clarify_reply):
 
 * answered_from_gold — the answer puts forward (lists or cites and verifies) a gold article: `citations.listed` /
-  `valid_keys` ∩ gold, on a path whose text is an answer (pass / hedged / web / degraded);
+  `valid_keys` ∩ gold, on a path whose text is an answer built on articles (`e2e.ANSWERS`: pass / web / degraded;
+  a hedged answer is not counted);
 * retrieved_gold — a gold article is among the articles retrieved (evidence, history and follow-up candidates);
 * clarified — the turn ended with a clarifying question: wanted on vague_first, never elsewhere;
 * contextualise_calls, contextualise_s — model calls of the contextualise step per turn and its seconds;

@@ -70,6 +70,8 @@ def test_the_conclusion_comes_first_then_the_deciding_clause_verbatim(fake_setti
     # the model saw only the article judged relevant, and was told the decided label
     prompt = stage._model.prompts[0]
     assert "【第十条】" in prompt and "【第二十三条】" not in prompt and "结论已经确定为“不可以”" in prompt
+    # the task ends where the model's sentence starts: the 1.5B copied a 「以“不可以”开头，…」 instruction as its sentence
+    assert prompt.endswith("回答：不可以，") and "开头" not in prompt
 
 
 def test_the_deciding_clause_copied_again_is_not_shown_and_not_reported_as_unsupported(fake_settings):

@@ -71,7 +71,9 @@ SECOND_ARTICLE_P = 0.5
 SECOND_ARTICLE_MARGIN = 0.15
 SUPPORT_TAIL = "【任务】核对：下面这句话能否由上面的法条直接得出？只回答“是”或“否”。\n句子：{sentence}"
 _LINE_NUMBER = re.compile(r"^\s*\d+[.、．)]\s*")
-_ECHOED_TASK = re.compile(r"^以[“\"]?[^”\"，。]{0,8}[”\"]?开头[，,。；;：:\s]*")  # prompt.SENTENCE's 以“{label}”开头
+# A task's 「以“{label}”开头」 copied as the sentence's start (SENTENCES_MULTI says 以给定的结论开头; the single-ask tasks
+# now end in the label instead, since the 1.5B copied their 以“需要”开头 as its whole sentence: 9 of 56 answers)
+_ECHOED_TASK = re.compile(r"^以[“\"]?[^”\"，。]{0,8}[”\"]?开头[，,。；;：:\s]*")
 # What a model used to a report form puts around its sentence: headings, list and quote marks, a bold label.
 _HEADING_LINE = re.compile(r"^\s*#")
 _LINE_MARKUP = re.compile(r"^\s*(?:[-*>]\s+)?(?:\*\*[^*\n]{1,12}\*\*[：:]?\s*)?")

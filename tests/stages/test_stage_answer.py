@@ -303,6 +303,21 @@ def test_an_it_depends_conclusion_whose_sentence_is_dropped_says_what_it_depends
             assert "".join(e.content.parts[0].text for e in events if e.partial) == text
 
 
+def test_a_depends_sentence_is_checked_as_shown_without_the_words_the_task_put_in_it(fake_settings):
+    # the task ends in 「回答：视情况，取决于」: the label and 取决于 are its words, not claims to find in the articles
+    # (judged with them, 「视情况，取决于个人是否明确拒绝。」 fell to P 0.31 and was dropped)
+    kw = dict(path="pass", question="有公司抓取网上公开的简历卖给猎头，这合法吗？", numbers=(27, 10), relevant=(27,))
+    _, final, _ = answer(fake_settings, "视情况，取决于个人是否明确拒绝。", **kw)
+    text = FINAL_ANSWER.get(final)
+    assert text.startswith("**结论**：视情况。取决于个人是否明确拒绝。\n\n**依据**：第二十七条") and "已删去" not in text
+    assert ANSWER.get(final).sentences[0].kept
+    # the task's words and nothing after them: the clause stands alone, and nothing is reported as dropped
+    _, final, _ = answer(fake_settings, "视情况，取决于", **kw)
+    text = FINAL_ANSWER.get(final)
+    assert text.startswith("**结论**：视情况。取决于您的情况是否符合下面引用的条文规定的条件和例外。") and "已删去" not in text
+    assert not ANSWER.get(final).sentences[0].kept
+
+
 def test_the_tasks_own_words_copied_after_the_label_are_not_shown(fake_settings):
     # fresh-ml-013 showed 「**结论**：视情况。以“视情况”开头，消费者…」: the 1.5B began with its task's 「以“{label}”开头」
     for streaming in (False, True):

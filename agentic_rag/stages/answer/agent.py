@@ -62,7 +62,7 @@ from .citations import Evidence, check, note
 from .conclusion import asks_penalty, decide
 from .deciding import Embed, embedder_similarity, governing_order, is_remedy, rank_clauses
 from .stream import VerifiedStream
-from .support import REPEATED, judge_sentence, repeats_quote, support_model
+from .support import NOTHING, REPEATED, judge_sentence, repeats_quote, says_nothing, support_model
 
 SENTENCE_TOKENS = 120  # one sentence of ≤ 60 characters per ask, with room to spare
 # A second governing article is quoted when judged about as relevant as the first: P(relevant) at least this, and
@@ -289,14 +289,19 @@ class AnswerStage(LlmStage):
             checked, record = check(text, ev)
             rejected.extend(record.invalid_keys)
             if not text or record.invalid or record.external_invalid:
-                out.append(Sentence(text=text, kept=False, why="空" if not text else "引用了未提供的条文"))
+                out.append(Sentence(text=text, kept=False, why=NOTHING if not text else "引用了未提供的条文"))
                 continue
             # Judged as shown, after the code's label: 「可以，取得个人单独同意的除外。」 would read 「可以。取得个人单独同意的
-            # 除外。」, the article's exception copied as if it limited the answer (the question was that very case).
-            if repeats_quote(self._strip_label(checked, plan.label), plan):  # quoted under 依据 already
+            # 除外。」, the article's exception copied as if it limited the answer (the question was that very case);
+            # and the label's own words are no claim to find in the articles (the check was fitted without them).
+            shown = self._strip_label(checked, plan.label)
+            if says_nothing(shown):
+                out.append(Sentence(text=checked, kept=False, why=NOTHING))
+                continue
+            if repeats_quote(shown, plan):  # quoted under 依据 already
                 out.append(Sentence(text=checked, kept=False, why=REPEATED))
                 continue
-            verdict = judge_sentence(checked, sources, plan.label, logits.get(text))
+            verdict = judge_sentence(shown, sources, plan.label, logits.get(text))
             out.append(Sentence(text=checked, support=verdict.p, kept=verdict.kept, why=verdict.why))
         return out, rejected
 
@@ -317,7 +322,7 @@ class AnswerStage(LlmStage):
         kept = {i: s.text for i, s in enumerate(sentences) if s.kept}
         text = "".join(p if isinstance(p, str) else self._shown_sentence(kept.get(p, ""), plans[p]) for p in pieces)
         text += prompt.FOOTER.format(basis=form.basis(plans, one_law, kb))
-        dropped = sum(1 for s in sentences if not s.kept and s.text and s.why != REPEATED)
+        dropped = sum(1 for s in sentences if not s.kept and s.why not in (REPEATED, NOTHING))
         if dropped:
             text += prompt.DROPPED.format(n=dropped)
         _, record = check(text, ev)

@@ -64,7 +64,7 @@ def support_model() -> SupportModel:
 
 # What a sentence says about its sources rather than what it claims: citations and the words that introduce them.
 _CITING = re.compile(r"（网络来源，未核实）|〔未核实的条文〕|《[^》]{1,40}》|第[一二三四五六七八九十百千零〇\d]+条(第[一二三四五六七八九十\d]+[款项])*|"
-                     r"根据|依据|依照|按照|参照|规定|本法|该法")
+                     r"根据|依据|依照|按照|参照|规定|本法|该法|取决于")  # 取决于: the 视情况 task's frame, no claim
 
 
 def claim_bigrams(sentence: str) -> set[str]:
@@ -88,6 +88,7 @@ def _value(token: str) -> str:
 
 
 REPEATED = "重复所引条文"
+NOTHING = "空"  # the label alone (「不可以。」, the task's own 「视情况，取决于」): nothing to show, nothing dropped
 REPEAT_SHARE = 0.9  # of the sentence's bigrams found in the quoted clauses: the model copied the article again
 _REPEAT_MIN_BIGRAMS = 8  # a short sentence (「可以。」, 「不得超过二年。」) is a conclusion, not a copy
 
@@ -99,6 +100,11 @@ def repeats_quote(sentence: str, plan) -> bool:
     grams = claim_bigrams(sentence)
     return bool(quoted) and len(grams) >= _REPEAT_MIN_BIGRAMS and \
         bigram_support(sentence, quoted, grams) >= REPEAT_SHARE
+
+
+def says_nothing(shown: str) -> bool:
+    """What is left of the sentence after the code's label says nothing (empty, or the task's cue 取决于 alone)."""
+    return len(_CJK.sub("", shown).removeprefix("取决于")) < FRAGMENT_CHARS
 
 
 def numbers_ok(sentence: str, sources: str) -> bool:

@@ -4,7 +4,9 @@
 Runs the answers eval on one split with the shipped workflow; at every single-ask sentence call (a 可以 / 不可以 /
 需要 / 不需要 / 视情况 conclusion) the same prefix (question + articles) is also given each wording below, one call
 each, and every output is recorded. `report` counts, per wording, the outputs that copy the task's own words and
-those that begin with the decided label. The shipped wording (`shipped`) is whatever agentic_rag's prompt says now.
+those that begin with the decided label. `shipped` is whatever agentic_rag's prompt says when it is run. Stop 40
+shipped end_in_label for 视情况 and kept begin_with_label for the polar labels: what the sentences SAY was read
+on the held-out halves (eval/results/sentence_read_s40.jsonl, docs/evaluation.md).
 
     .venv/bin/python eval/sentence_task_probe.py collect --split dev --out eval/results/sentence_task_dev.jsonl
     .venv/bin/python eval/sentence_task_probe.py report eval/results/sentence_task_dev.jsonl
@@ -25,11 +27,12 @@ from agentic_rag.stages.answer import agent as answer_agent  # noqa: E402
 _RULES = "不要重复问题，不要写条文中没有的条件、数字或建议，不要写条文编号以外的法律名称。"
 _POLAR = "【任务】法律咨询：结论已经确定为“{label}”，决定性的规定是：“{clause}”。请用一句话直接回答用户的问题"
 _DEPENDS = "【任务】法律咨询：结论是“视情况”，决定性的规定是：“{clause}”。请用一句话告诉用户取决于什么"
+_APPLY = "说明这条规定用在用户所问的情况上的结果，不超过 60 个字。" + _RULES
+_CONDITIONS = "只写这条规定中的条件，不超过 60 个字。不要重复问题，不要写条文中没有的内容。"
 WORDINGS = {  # (polar, depends); the first is stop 39's prompt, which the model copied
-    "begin_with_label": (_POLAR + "：以“{label}”开头，说明这条规定用在用户所问的情况上的结果，不超过 60 个字。" + _RULES,
-                         _DEPENDS + "：以“视情况”开头，只写这条规定中的条件，不超过 60 个字。不要重复问题，不要写条文中没有的内容。"),
-    "no_start": (_POLAR + "，说明这条规定用在用户所问的情况上的结果，不超过 60 个字。" + _RULES,
-                 _DEPENDS + "，只写这条规定中的条件，不超过 60 个字。不要重复问题，不要写条文中没有的内容。"),
+    "begin_with_label": (_POLAR + "：以“{label}”开头，" + _APPLY, _DEPENDS + "：以“视情况”开头，" + _CONDITIONS),
+    "end_in_label": (_POLAR + "，" + _APPLY + "\n回答：{label}，", _DEPENDS + "，" + _CONDITIONS + "\n回答：视情况，取决于"),
+    "no_start": (_POLAR + "，" + _APPLY, _DEPENDS + "，" + _CONDITIONS),
 }
 COPIED = re.compile(r"开头|不超过 ?60|不要重复问题|一句话|用户所问")
 POLAR = ("可以", "不可以", "需要", "不需要")

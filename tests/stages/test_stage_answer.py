@@ -70,8 +70,6 @@ def test_the_conclusion_comes_first_then_the_deciding_clause_verbatim(fake_setti
     # the model saw only the article judged relevant, and was told the decided label
     prompt = stage._model.prompts[0]
     assert "【第十条】" in prompt and "【第二十三条】" not in prompt and "结论已经确定为“不可以”" in prompt
-    # the task ends where the model's sentence starts: the 1.5B copied a 「以“不可以”开头，…」 instruction as its sentence
-    assert prompt.endswith("回答：不可以，") and "开头" not in prompt
 
 
 def test_the_deciding_clause_copied_again_is_not_shown_and_not_reported_as_unsupported(fake_settings):
@@ -307,7 +305,8 @@ def test_a_depends_sentence_is_checked_as_shown_without_the_words_the_task_put_i
     # the task ends in 「回答：视情况，取决于」: the label and 取决于 are its words, not claims to find in the articles
     # (judged with them, 「视情况，取决于个人是否明确拒绝。」 fell to P 0.31 and was dropped)
     kw = dict(path="pass", question="有公司抓取网上公开的简历卖给猎头，这合法吗？", numbers=(27, 10), relevant=(27,))
-    _, final, _ = answer(fake_settings, "视情况，取决于个人是否明确拒绝。", **kw)
+    stage, final, _ = answer(fake_settings, "视情况，取决于个人是否明确拒绝。", **kw)
+    assert stage._model.prompts[0].endswith("回答：视情况，取决于")  # where the sentence starts: nothing to copy
     text = FINAL_ANSWER.get(final)
     assert text.startswith("**结论**：视情况。取决于个人是否明确拒绝。\n\n**依据**：第二十七条") and "已删去" not in text
     assert ANSWER.get(final).sentences[0].kept
@@ -316,6 +315,18 @@ def test_a_depends_sentence_is_checked_as_shown_without_the_words_the_task_put_i
     text = FINAL_ANSWER.get(final)
     assert text.startswith("**结论**：视情况。取决于您的情况是否符合下面引用的条文规定的条件和例外。") and "已删去" not in text
     assert not ANSWER.get(final).sentences[0].kept
+
+
+def test_the_task_written_back_as_the_sentence_is_not_shown_nor_reported_as_a_dropped_claim(fake_settings):
+    # 9 of 56 held-out answers (stop 36): the 1.5B's whole sentence was its polar task 「以“需要”开头，说明…」
+    for streaming in (False, True):
+        _, final, events = answer(fake_settings, "以“不可以”开头，说明这条规定用在用户所问的情况上的结果，不超过 60 个字。",
+                                  path="pass", streaming=streaming)
+        text = FINAL_ANSWER.get(final)
+        assert text.startswith("**结论**：不可以。\n\n**依据**：第十条") and "已删去" not in text and "说明这条" not in text
+        assert not ANSWER.get(final).sentences[0].kept
+        if streaming:
+            assert "".join(e.content.parts[0].text for e in events if e.partial) == text
 
 
 def test_the_tasks_own_words_copied_after_the_label_are_not_shown(fake_settings):

@@ -71,9 +71,10 @@ SECOND_ARTICLE_P = 0.5
 SECOND_ARTICLE_MARGIN = 0.15
 SUPPORT_TAIL = "【任务】核对：下面这句话能否由上面的法条直接得出？只回答“是”或“否”。\n句子：{sentence}"
 _LINE_NUMBER = re.compile(r"^\s*\d+[.、．)]\s*")
-# A task's 「以“{label}”开头」 copied as the sentence's start (SENTENCES_MULTI says 以给定的结论开头; the single-ask tasks
-# now end in the label instead, since the 1.5B copied their 以“需要”开头 as its whole sentence: 9 of 56 answers)
+# A task's 「以“{label}”开头」 copied at the sentence's start (the polar task's, SENTENCES_MULTI's 以给定的结论开头):
+# alone, the whole instruction written back (9 of 56 held-out answers at stop 36), or before the model's own words
 _ECHOED_TASK = re.compile(r"^以[“\"]?[^”\"，。]{0,8}[”\"]?开头[，,。；;：:\s]*")
+_COPIED_TASK = re.compile("|".join(map(re.escape, prompt.TASK_WORDS)))
 # What a model used to a report form puts around its sentence: headings, list and quote marks, a bold label.
 _HEADING_LINE = re.compile(r"^\s*#")
 _LINE_MARKUP = re.compile(r"^\s*(?:[-*>]\s+)?(?:\*\*[^*\n]{1,12}\*\*[：:]?\s*)?")
@@ -295,7 +296,7 @@ class AnswerStage(LlmStage):
             # 除外。」, the article's exception copied as if it limited the answer (the question was that very case);
             # and the label's own words are no claim to find in the articles (the check was fitted without them).
             shown = self._strip_label(checked, plan.label)
-            if says_nothing(shown):
+            if says_nothing(shown) or _COPIED_TASK.search(shown):  # the label or the task's own words, no claim
                 out.append(Sentence(text=checked, kept=False, why=NOTHING))
                 continue
             if repeats_quote(shown, plan):  # quoted under 依据 already

@@ -28,15 +28,19 @@ HEDGED_DECIDES = "**取决于**：{what}。如能补充具体情况（涉及的�
 HEDGED_DEFAULT = "您的具体情况是否属于上面条文规定的情形"
 
 # ----------------------------------------------------------------------------- the one sentence the model writes
-# Follows the shared prefix (stages/evidence.py: the question, then the articles). A single ask's task ends where the
-# sentence starts (「回答：{label}，」): told to begin with 以“{label}”开头, the 1.5B wrote that instruction as its
-# sentence in 9 of 56 answered held-out questions (stop 36's runs), and it was dropped.
+# Follows the shared prefix (stages/evidence.py: the question, then the articles). The 视情况 task ends where the
+# sentence starts (「回答：视情况，取决于」): told to begin with 以“视情况”开头, the 1.5B often wrote that instruction
+# back as its sentence. The polar task keeps 以“{label}”开头: ended in 「回答：{label}，」 it went on with 「因为…」 and
+# facts the user never stated (stop 40, eval/results/sentence_read_s40.jsonl); a copied instruction is only dropped.
+APPLY = "说明这条规定用在用户所问的情况上的结果"
+CONDITIONS_ONLY = "只写这条规定中的条件"
+TASK_WORDS = (APPLY, CONDITIONS_ONLY)  # written back as the sentence, they are the task, not a claim
 SENTENCE = {
-    "polar": "【任务】法律咨询：结论已经确定为“{label}”，决定性的规定是：“{clause}”。请用一句话直接回答用户的问题，"
-             "说明这条规定用在用户所问的情况上的结果，不超过 60 个字。不要重复问题，"
-             "不要写条文中没有的条件、数字或建议，不要写条文编号以外的法律名称。\n回答：{label}，",
+    "polar": "【任务】法律咨询：结论已经确定为“{label}”，决定性的规定是：“{clause}”。请用一句话直接回答用户的问题："
+             "以“{label}”开头，" + APPLY + "，不超过 60 个字。不要重复问题，"
+             "不要写条文中没有的条件、数字或建议，不要写条文编号以外的法律名称。",
     "depends": "【任务】法律咨询：结论是“视情况”，决定性的规定是：“{clause}”。请用一句话告诉用户取决于什么，"
-               "只写这条规定中的条件，不超过 60 个字。不要重复问题，不要写条文中没有的内容。\n回答：视情况，取决于",
+               + CONDITIONS_ONLY + "，不超过 60 个字。不要重复问题，不要写条文中没有的内容。\n回答：视情况，取决于",
     "howto": "【任务】法律咨询：请用一句话告诉用户可以怎么做，只写上面条文规定的途径或做法（依据：“{clause}”），"
              "不超过 60 个字。不要重复问题，不要写条文中没有的机构、期限或建议。",
     "info": "【任务】法律咨询：请用一句话回答用户问的内容，只根据这条规定：“{clause}”，不超过 60 个字。"

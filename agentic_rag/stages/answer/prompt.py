@@ -31,7 +31,7 @@ HEDGED_DEFAULT = "您的具体情况是否属于上面条文规定的情形"
 # Follows the shared prefix (stages/evidence.py: the question, then the articles). The 视情况 task ends where the
 # sentence starts (「回答：视情况，取决于」): told to begin with 以“视情况”开头, the 1.5B often wrote that instruction
 # back as its sentence. The polar task keeps 以“{label}”开头: ended in 「回答：{label}，」 it went on with 「因为…」 and
-# facts the user never stated (stop 40, eval/results/sentence_read_s40.jsonl); a copied instruction is only dropped.
+# facts the user never stated (stop 40, eval/results/sentence_read_s40.jsonl); the instruction written back is not shown.
 APPLY = "说明这条规定用在用户所问的情况上的结果"
 CONDITIONS_ONLY = "只写这条规定中的条件"
 TASK_WORDS = (APPLY, CONDITIONS_ONLY)  # written back as the sentence, they are the task, not a claim

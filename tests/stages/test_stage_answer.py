@@ -305,11 +305,14 @@ def test_a_depends_sentence_is_checked_as_shown_without_the_words_the_task_put_i
     # the task ends in 「回答：视情况，取决于」: the label and 取决于 are its words, not claims to find in the articles
     # (judged with them, 「视情况，取决于个人是否明确拒绝。」 fell to P 0.31 and was dropped)
     kw = dict(path="pass", question="有公司抓取网上公开的简历卖给猎头，这合法吗？", numbers=(27, 10), relevant=(27,))
-    stage, final, _ = answer(fake_settings, "视情况，取决于个人是否明确拒绝。", **kw)
-    assert stage._model.prompts[0].endswith("回答：视情况，取决于")  # where the sentence starts: nothing to copy
-    text = FINAL_ANSWER.get(final)
-    assert text.startswith("**结论**：视情况。取决于个人是否明确拒绝。\n\n**依据**：第二十七条") and "已删去" not in text
-    assert ANSWER.get(final).sentences[0].kept
+    for streaming in (False, True):
+        stage, final, events = answer(fake_settings, "视情况，取决于个人是否明确拒绝。", streaming=streaming, **kw)
+        assert stage._model.prompts[0].endswith("回答：视情况，取决于")  # where the sentence starts: nothing to copy
+        text = FINAL_ANSWER.get(final)
+        assert text.startswith("**结论**：视情况。取决于个人是否明确拒绝。\n\n**依据**：第二十七条") and "已删去" not in text
+        assert ANSWER.get(final).sentences[0].kept
+        if streaming:
+            assert "".join(e.content.parts[0].text for e in events if e.partial) == text
     # the task's words and nothing after them: the clause stands alone, and nothing is reported as dropped
     _, final, _ = answer(fake_settings, "视情况，取决于", **kw)
     text = FINAL_ANSWER.get(final)

@@ -6,7 +6,8 @@
 
 A file whose rows have split "fresh" (eval/answers_fresh.jsonl) is checked in fresh mode: ids
 fresh-pipl-NNN / fresh-ml-NNN, every split "fresh", at least 40 rows, no dev/test stratification check, and
-its queries are also compared with eval/answers_eval.jsonl for near-duplicates. All other checks are the same.
+its queries are also compared with eval/answers_eval.jsonl for near-duplicates (and, for any fresh file other than
+eval/answers_fresh.jsonl, e.g. eval/answers_fresh2.jsonl, also with eval/answers_fresh.jsonl). All other checks are the same.
 The default file is always checked in the dev/test mode described below.
 
 Checks (any failure → exit status 1):
@@ -41,6 +42,7 @@ from pathlib import Path
 EVAL = Path(__file__).resolve().parent
 REPO = EVAL.parent
 DEFAULT_DATA = EVAL / "answers_eval.jsonl"
+FRESH_DATA = EVAL / "answers_fresh.jsonl"  # a further fresh set is also compared with this one
 PIPL_TEXT = REPO / "chinese_law.txt"
 LAWREF = Path("/work/shared/data/lawrefbook/lawrefbook_articles.jsonl.gz")
 OTHER_SETS = [EVAL / "pipl_eval.jsonl", EVAL / "multilaw_eval.jsonl"]
@@ -334,7 +336,8 @@ def main(argv: list[str]) -> int:
 
     # near-duplicates
     others = []
-    for p in OTHER_SETS + ([DEFAULT_DATA] if fresh else []):
+    later_fresh = fresh and FRESH_DATA.exists() and path.resolve() != FRESH_DATA.resolve()
+    for p in OTHER_SETS + ([DEFAULT_DATA] if fresh else []) + ([FRESH_DATA] if later_fresh else []):
         for line in p.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 q = json.loads(line)["query"]

@@ -14,10 +14,11 @@ from tests.conftest import LAWREFBOOK, PROJECT_ROOT
 
 @pytest.mark.parametrize("args", [["eval/check_answers_eval.py"],
                                   ["eval/check_answers_eval.py", "eval/answers_fresh.jsonl"],
+                                  ["eval/check_answers_eval.py", "eval/answers_fresh2.jsonl"],
                                   ["eval/check_conversation_eval.py"],
                                   *(["eval/check_conversation_eval.py", "--data", f"eval/{name}.jsonl", "--fresh"]
                                     for name in ("conversation_fresh", "conversation_fresh2"))],
-                         ids=["answers", "fresh", "conversation", "conversation-fresh", "conversation-fresh2"])
+                         ids=["answers", "fresh", "fresh2", "conversation", "conversation-fresh", "conversation-fresh2"])
 def test_the_labelled_sets_pass_their_checkers(args):
     if not LAWREFBOOK.exists():
         pytest.skip(f"{LAWREFBOOK} missing (the shared data folder)")

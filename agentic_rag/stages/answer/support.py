@@ -62,9 +62,10 @@ def support_model() -> SupportModel:
                         code_lexical=data.get("code_lexical"))
 
 
+FRAME = "取决于"  # the 视情况 task's frame (prompt.SENTENCE ends in it): no claim
 # What a sentence says about its sources rather than what it claims: citations and the words that introduce them.
 _CITING = re.compile(r"（网络来源，未核实）|〔未核实的条文〕|《[^》]{1,40}》|第[一二三四五六七八九十百千零〇\d]+条(第[一二三四五六七八九十\d]+[款项])*|"
-                     r"根据|依据|依照|按照|参照|规定|本法|该法|取决于")  # 取决于: the 视情况 task's frame, no claim
+                     r"根据|依据|依照|按照|参照|规定|本法|该法|" + FRAME)
 
 
 def claim_bigrams(sentence: str) -> set[str]:
@@ -103,8 +104,8 @@ def repeats_quote(sentence: str, plan) -> bool:
 
 
 def says_nothing(shown: str) -> bool:
-    """What is left of the sentence after the code's label says nothing (empty, or the task's cue 取决于 alone)."""
-    return len(_CJK.sub("", shown).removeprefix("取决于")) < FRAGMENT_CHARS
+    """What is left of the sentence after the code's label says nothing (empty, or the task's frame alone)."""
+    return len(_CJK.sub("", shown).removeprefix(FRAME)) < FRAGMENT_CHARS
 
 
 def numbers_ok(sentence: str, sources: str) -> bool:

@@ -7,8 +7,8 @@ Every clarify_reply turn of the three conversation sets is asked through the shi
 * standalone  — the labeller's standalone question for that turn, as a first question (an upper bound for any merge)
 * reply_ask   — the reply's facts followed by the opener's ask, as a first question (a natural merge)
 
-Recorded per turn: the gate's total, source and action, whether the article it judged most relevant is gold, the
-first gold article's rank among the retrieved, the path, seconds. Run one form at a time (the embedded model).
+Recorded per turn: the gate's total, source and action, whether the article it judged most relevant is gold (read
+as the conversation eval reads it, `gate_view`), the first gold article's rank among the retrieved, the path, seconds. Run one form at a time (the embedded model).
 
     .venv/bin/python eval/clarify_reply_probe.py conv >> eval/results/clarify_reply_probe.jsonl
 """
@@ -24,21 +24,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agentic_rag.config import get_settings  # noqa: E402
+from agentic_rag.eval.conversation import gate_view  # noqa: E402
+from agentic_rag.eval.retrieval import _key, gold_keys  # noqa: E402
 from agentic_rag.oneshot import build_app, converse  # noqa: E402
 from agentic_rag.state import PATH, QUALITY, RETRIEVAL  # noqa: E402
 from agentic_rag.workflow import ConditionalWorkflowAgent  # noqa: E402
 
 SETS = ("conversation_eval.jsonl", "conversation_fresh.jsonl", "conversation_fresh2.jsonl")
-PIPL = "中华人民共和国个人信息保护法"
 FORMS = {
     "conv": lambda opener, reply, turn: [opener, reply],
     "standalone": lambda opener, reply, turn: [turn["standalone"]],
     "reply_ask": lambda opener, reply, turn: [reply.rstrip("。？?！!") + "，" + opener],
 }
-
-
-def gold_of(turn: dict) -> set[tuple[str, int]]:
-    return {(PIPL, g) if isinstance(g, int) else (g["law"], g["article"]) for g in turn["gold"]}
 
 
 def replies():
@@ -55,17 +52,16 @@ async def run(form: str) -> None:
     apps = {kb: build_app(ConditionalWorkflowAgent(settings=settings.model_copy(update={"data_dir": ROOT / d})),
                           settings) for kb, d in (("pipl", "data"), ("multilaw", "data-multilaw"))}
     for conv, opener, turn in replies():
-        gold, t0 = gold_of(turn), time.time()
+        t0 = time.time()
         state = (await converse(apps[conv["kb"]], FORMS[form](opener, turn["user"], turn)))[-1]
-        quality, retrieval = QUALITY.get(state), RETRIEVAL.get(state)
-        keys = [(a.law, a.article) for a in retrieval.articles] if retrieval else []
-        best = quality.relevant[:1] if quality and quality.relevant else []
+        quality, retrieval, gold = QUALITY.get(state), RETRIEVAL.get(state), turn["gold"]
+        keys = [_key(a, gold) for a in retrieval.articles] if retrieval else []
+        gate = gate_view(state, gold)  # the conversation eval's own reading of the gate
         print(json.dumps({
             "id": conv["id"], "split": conv["split"], "form": form, "path": PATH.get(state),
             "total": quality.total if quality else None, "source": quality.source if quality else None,
-            "action": quality.action if quality else None,
-            "best_is_gold": any(k in gold for a, k in zip(retrieval.articles, keys) if a.id in best) if retrieval else False,
-            "gold_rank": next((r + 1 for r, k in enumerate(keys) if k in gold), None),
+            "action": quality.action if quality else None, "best_is_gold": bool(gate and gate["best_is_gold"]),
+            "gold_rank": next((r + 1 for r, k in enumerate(keys) if k in gold_keys(gold)), None),
             "seconds": round(time.time() - t0, 1)}, ensure_ascii=False), flush=True)
 
 

@@ -4,19 +4,21 @@ questions for the PIPL and six-law indexes, chosen on their dev halves, reported
 
 Training questions, each with its gold articles (law, number) in the six-law index:
   * STARD's official training split (never its dev split) where every gold article is in the six laws;
+  * eval/synthetic_lay.jsonl: 540 lay questions written from the articles' own text, one per article of the five
+    smaller laws and of 200 random 民法典 articles, none near an eval question (--synthetic none: without them);
   * the dev halves of this project's sets: the answers set, the PIPL and several-law eval sets (every other
     question of each type, eval/calibrate_gate.py's halves; article lookups left out: they are looked up, not
     searched) and the conversation set's turns with gold (their labelled standalone question).
 The softmax is over every article of the six-law index (its stored vectors; the PIPL is one of the six laws, and a
 PIPL question is ranked among the PIPL's articles only, as in the PIPL index). The strength s (q + s·qW) is chosen
 among STRENGTHS by R@5 + MRR@10 in 5-fold cross-validation over the in-domain dev questions (each fold's adapter
-is fitted on STARD and the other four folds). Reported, never used for a choice: the test halves, the held-out
-fresh set, STARD's dev split within the six laws, and each test set split by whether a gold article was also gold
-of a dev question (how much of the gain could be recall of seen articles).
+is fitted on STARD, the synthetic questions and the other four folds). Reported, never used for a choice: the test
+halves, the held-out fresh sets, STARD's dev split within the six laws, and each test set split by whether a gold
+article was also gold of a dev question (how much of the gain could be recall of seen articles).
 
     .venv/bin/python bench/lay_adapter.py --index-dir data-multilaw --json bench/results/lay_adapter.json [--save]
 
-~4 min on 2 cores (encoding ~1,100 questions, six fits). --save writes the adapter with its provenance into
+~5 min on 2 cores (encoding ~1,750 questions, six fits). --save writes the adapter with its provenance into
 agentic_rag/resources/ (query_adapter.npy + .json).
 """
 from __future__ import annotations
@@ -58,8 +60,8 @@ def project_questions() -> list[dict]:
     """Every labelled lay question of this project: {set, split, kb, text, gold}."""
     out = [{"set": "answers", "split": r["split"], "kb": r["kb"], "text": r["query"], "gold": _keys(r["gold"])}
            for r in _rows("answers_eval.jsonl")]
-    out += [{"set": "fresh", "split": "fresh", "kb": r["kb"], "text": r["query"], "gold": _keys(r["gold"])}
-            for r in _rows("answers_fresh.jsonl")]
+    out += [{"set": name, "split": "fresh", "kb": r["kb"], "text": r["query"], "gold": _keys(r["gold"])}
+            for name in ("fresh", "fresh2") for r in _rows(f"answers_{name}.jsonl")]
     for name, kb in (("pipl_eval.jsonl", "pipl"), ("multilaw_eval.jsonl", "multilaw")):
         rows = [{**r, "set": name} for r in _rows(name)]
         half = gate_halves(rows)
@@ -68,6 +70,15 @@ def project_questions() -> list[dict]:
     out += [{"set": "conversation", "split": c["split"], "kb": c["kb"], "text": t["standalone"],
              "gold": _keys(t["gold"])} for c in _rows("conversation_eval.jsonl") for t in c["turns"]]
     return [q for q in out if q["gold"]]
+
+
+def synthetic_questions(path: Path) -> list[dict]:
+    """Lay questions written from each article's text alone (eval/synthetic_lay.README.md); training only."""
+    if path.name == "none":
+        return []
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [{"set": "synthetic", "split": "train", "kb": "pipl" if r["law"] == PIPL else "multilaw",
+             "text": r["query"], "gold": [(r["law"], r["article"])]} for r in rows if not r.get("skip")]
 
 
 def stard_questions(laws: set[str]) -> list[dict]:
@@ -136,6 +147,9 @@ def main() -> None:
     parser.add_argument("--index-dir", type=Path, default=PROJECT_ROOT / "data-multilaw", help="the six-law index")
     parser.add_argument("--json", type=Path, default=PROJECT_ROOT / "bench" / "results" / "lay_adapter.json")
     parser.add_argument("--save", action="store_true", help="write the adapter into agentic_rag/resources/")
+    parser.add_argument("--synthetic", type=Path, default=EVAL / "synthetic_lay.jsonl",
+                        help="lay questions written from the articles' text, fitted on ('none': STARD and the dev "
+                             "halves only, the stop-35 adapter)")
     args = parser.parse_args()
     t_start = time.perf_counter()
 
@@ -149,13 +163,14 @@ def main() -> None:
     docs = np.asarray(retriever.index.store.vectors(list(range(len(documents)))), dtype=np.float32)
     row = {(d.law, d.article): i for i, d in enumerate(documents)}
     laws = sorted({d.law for d in documents})
-    questions = [q for q in project_questions() + stard_questions(set(laws)) if all(k in row for k in q["gold"])]
+    questions = [q for q in project_questions() + stard_questions(set(laws))
+                 + synthetic_questions(args.synthetic) if all(k in row for k in q["gold"])]
     log(f"{len(questions)} questions; encoding")
     vectors = retriever.embedder.encode_queries([q["text"] for q in questions])
     gold_rows = [[row[k] for k in q["gold"]] for q in questions]
     ranker = Ranker(docs, [d.law for d in documents], vectors, questions, gold_rows)
 
-    stard_train = [i for i, q in enumerate(questions) if q["set"] == "stard" and q["split"] == "train"]
+    stard_train = [i for i, q in enumerate(questions) if q["set"] in ("stard", "synthetic") and q["split"] == "train"]
     dev = [i for i, q in enumerate(questions) if q["set"] != "stard" and q["split"] == "dev"]
     strength, cv = choose_strength(ranker, stard_train, dev)
     w, info = qa.train(vectors[stard_train + dev], [ranker.rows[i] for i in stard_train + dev], docs)
@@ -164,6 +179,7 @@ def main() -> None:
     seen = {g for i in dev for g in ranker.rows[i]}
     report = {}
     for name, (set_, split) in {"answers test": ("answers", "test"), "fresh": ("fresh", "fresh"),
+                                "fresh2": ("fresh2", "fresh"),
                                 "pipl eval test": ("pipl", "test"), "multilaw eval test": ("multilaw", "test"),
                                 "conversation test": ("conversation", "test"), "stard dev": ("stard", "dev")}.items():
         idx = [i for i, q in enumerate(questions) if q["set"] == set_ and q["split"] == split]
@@ -173,8 +189,10 @@ def main() -> None:
                                "adapted": scores(ranker.ranks(ids, strength * w))}
                         for part, ids in parts.items() if ids}
         log(f"{name}: {report[name]['all']}")
-    provenance = {"fitted_on": f"{len(stard_train)} STARD train questions (six laws) + {len(dev)} dev-half questions "
-                               "of this project's sets", "index": "the six-law index (its stored vectors)",
+    synthetic = sum(questions[i]["set"] == "synthetic" for i in stard_train)
+    provenance = {"fitted_on": f"{len(stard_train) - synthetic} STARD train questions (six laws) + {synthetic} "
+                               f"synthetic lay questions + {len(dev)} dev-half questions of this project's sets",
+                  "index": "the six-law index (its stored vectors)",
                   "chosen_by": "R@5 + MRR@10, 5-fold over the dev-half questions", "script": "bench/lay_adapter.py"}
     write_json(args.json, {"strength": strength, "cv_dev": cv, "fit": info, "held_out": report, **provenance}, t_start)
     if args.save and w is not None:

@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("checkout", type=Path)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    root = args.checkout.resolve()
+    root, out_path = args.checkout.resolve(), args.json.resolve() if args.json else None
     sys.path.insert(0, str(root))
     os.chdir(root)
     from agentic_rag.config import get_settings
@@ -60,8 +60,8 @@ def main() -> None:
         out[name] = {"n": len(questions), "first": round(first / len(questions), 3),
                      "in_five": round(five / len(questions), 3)}
         print(name, out[name], flush=True)
-    if args.json:
-        args.json.write_text(json.dumps({"checkout": str(root), **out}, ensure_ascii=False, indent=1) + "\n",
+    if out_path:
+        out_path.write_text(json.dumps({"checkout": str(root), **out}, ensure_ascii=False, indent=1) + "\n",
                              encoding="utf-8")
 
 

@@ -51,7 +51,8 @@ def problems(rows: list[dict], articles: set[tuple[str, int]], others: list[set[
             out.append(f"line {i}: {row['law']} article {row['article']} is not in the six laws")
         if ARTICLE_NUMBER.search(row["query"]):
             out.append(f"line {i}: names an article number: {row['query']}")
-        near = max((jaccard(bigrams(row["query"]), b) for b in others), default=0.0)
+        mine = bigrams(row["query"])
+        near = max((jaccard(mine, b) for b in others), default=0.0)
         if near >= JACCARD_LIMIT:
             out.append(f"line {i}: near an eval question (J={near:.2f}): {row['query']}")
     return out

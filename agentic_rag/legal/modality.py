@@ -71,6 +71,17 @@ def modality(text: str) -> Modality:
     return "none"
 
 
+def modal_words(text: str) -> list[tuple[int, int, Modality]]:
+    """Every deontic word of the text with its span, the longest at a position (无需 rather than its 需), none
+    inside another: where a sentence says what is allowed, required or forbidden, and of which act (what follows)."""
+    hits = sorted((m.start(), -m.end(), name) for name, pattern in _MODALITIES for m in pattern.finditer(text))
+    out: list[tuple[int, int, Modality]] = []
+    for start, negative_end, name in hits:
+        if not out or start >= out[-1][1]:
+            out.append((start, -negative_end, name))
+    return out
+
+
 _EXCEPTION_ONLY = re.compile(r"^(但是|但)|^[^，。；]{0,40}的?除外[。；]?$")
 
 

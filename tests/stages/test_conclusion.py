@@ -8,7 +8,13 @@ import pytest
 
 from agentic_rag.legal.modality import clauses, modality
 from agentic_rag.stages.answer.conclusion import ask_kind, decide, stated_label
-from agentic_rag.stages.answer.support import SupportModel, bigram_support, judge_sentence, numbers_ok
+from agentic_rag.stages.answer.support import (
+    SupportModel,
+    bigram_support,
+    contradicts_ask,
+    judge_sentence,
+    numbers_ok,
+)
 
 ART_13 = ("符合下列情形之一的，个人信息处理者方可处理个人信息：（一）取得个人的同意；（二）为订立、履行个人作为一方当事人的"
           "合同所必需，或者按照依法制定的劳动规章制度和依法签订的集体合同实施人力资源管理所必需；（三）为履行法定职责或者"
@@ -146,6 +152,19 @@ def test_a_sentence_is_kept_only_when_supported_and_consistent_with_the_label():
     # the model's own 是/否 logit can veto a sentence whose words are all the article's
     assert not judge_sentence("不可以，任何组织、个人不得非法买卖他人个人信息。", sources, "不可以", d=-12.0,
                               model=model).kept
+
+
+def test_a_reason_that_requires_the_asked_act_contradicts_a_no():
+    # ans-ml-003: the model's reason said the contract's penalty is the law, under the right 不可以 (劳动合同法第二十五条)
+    question = "入职合同里写着'若提前离职须向公司支付违约金两万元'，我想走，这个违约金我真得交吗？"
+    assert contradicts_ask("因为提前离职须向公司支付违约金两万元，这是法律规定的。", question, "不可以")
+    assert contradicts_ask("我不能辞职并要求经济补偿。", "公司连续三个月没给我交社保，我能辞职并要求经济补偿吗？", "需要")
+    # a duty of the other side that backs the no is about another act; a caveat is not the claim
+    assert not contradicts_ask("向境外提供个人信息应当取得个人的单独同意。", "公司能不告诉我就把我的数据传到境外吗？",
+                               "不可以")
+    assert not contradicts_ask("但定作的商品不能无理由退货。", "网上买的衣服七天内能无理由退货吗？", "可以")
+    assert not contradicts_ask("用人单位不得与劳动者约定由劳动者承担违约金。", question, "不可以")  # agrees
+    assert not contradicts_ask("提前离职须向公司支付违约金。", question, "视情况")  # no polar conclusion to contradict
 
 
 def test_without_a_logit_the_weights_of_the_wording_alone_decide_not_the_logit_weights_with_a_zero():

@@ -96,6 +96,13 @@ def test_a_sentence_against_the_decided_conclusion_is_dropped(fake_settings):
     assert ANSWER.get(final).sentences[0].why == "与结论相反" and "网站可以把" not in FINAL_ANSWER.get(final)
 
 
+def test_a_reason_that_requires_the_asked_act_under_a_no_is_dropped(fake_settings):
+    # its words are the question's and the article's, and its first polarity word (应当) is no 可以: only the asked
+    # act (卖给广告商) said to be required tells it apart
+    _, final, _ = answer(fake_settings, "不可以，因为网站依法应当把浏览记录卖给广告商。", path="pass")
+    assert ANSWER.get(final).sentences[0].why == "与结论相反" and "卖给广告商。" not in FINAL_ANSWER.get(final)
+
+
 def test_the_support_logit_is_read_on_the_same_prefix_and_can_veto(fake_settings, monkeypatch):
     from agentic_rag.stages.answer import agent, support
     weights = support.SupportModel(intercept=-4.0, lexical=8.0, llm=1.0, threshold=0.5)

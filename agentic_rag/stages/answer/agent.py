@@ -302,7 +302,8 @@ class AnswerStage(LlmStage):
             if repeats_quote(shown, plan):  # quoted under 依据 already
                 out.append(Sentence(text=checked, kept=False, why=REPEATED))
                 continue
-            verdict = judge_sentence(shown, sources, plan.label, logits.get(text))
+            verdict = judge_sentence(shown, sources, plan.label, logits.get(text), question=plan.question,
+                                     common=plan.common)
             out.append(Sentence(text=checked, support=verdict.p, kept=verdict.kept, why=verdict.why))
         return out, rejected
 

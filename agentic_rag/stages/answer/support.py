@@ -4,7 +4,9 @@ before anyone sees it, like its citations.
 A sentence is kept only when
 * every number in it (amounts, 倍, days, months, percentages) appears in the articles or the question — a limit
   from the statute's own table tripled, or a deadline made up, never reaches the user;
-* its polarity agrees with the conclusion decided in code (a sentence that says 可以 under 结论：不可以 goes);
+* its polarity agrees with the conclusion decided in code (a sentence that says 可以 under 结论：不可以 goes), and
+  it does not require, allow or forbid the very act the question asks about against that conclusion (「不可以，因为
+  提前离职须向公司支付违约金两万元」 under "do I have to pay this penalty?");
 * P(supported) ≥ threshold, a logistic over the share of its character bigrams found in the articles and, where the
   model can give it, logit(是) − logit(否) of "can this sentence be drawn from the articles above?" asked on the
   prompt prefix the model already evaluated (llama.cpp reuses it: one short tail per sentence). Without that logit
@@ -22,8 +24,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from ...legal.modality import modal_words
 from ...legal.numerals import cn_to_int
-from .conclusion import OPPOSITE, stated_label
+from ...legal.vocabulary import DRAFTING
+from ...retrieval.tokenizer import hanzi_bigrams
+from .conclusion import OPPOSITE, final_clause, stated_label
 
 # 3倍, 三倍, 百分之五, 30日, 三十日, 2个月, 500元, 十四周岁 …
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?|[一二两三四五六七八九十百千零〇]+)(?=\s*(倍|日|天|个月|月|年|元|万元|周岁|岁|小时|个工作日|%|项|次))"
@@ -122,6 +127,30 @@ def polarity_ok(sentence: str, label: str | None) -> bool:
     return said != OPPOSITE.get(label)
 
 
+_SIGN = {"可以": 1, "需要": 1, "不可以": -1, "不需要": -1}
+_MODAL_SIGN = {"permit": 1, "oblige": 1, "prohibit": -1, "exempt": -1}
+# A modal word after these in its clause is a caveat or a condition (「但定作的商品不能退」), not the answer's claim.
+_CAVEAT = re.compile(r"但|除|如果|若|否则|只有|才")
+_CLAUSE_END = re.compile(r"[，。；！？,;!?：:]")
+SHARED_ACT_BIGRAMS = 2  # 违约金 alone shares 违约 and 约金 with 「这个违约金我真得交吗」
+
+
+def contradicts_ask(sentence: str, question: str, label: str | None, common: frozenset[str] = DRAFTING) -> bool:
+    """The sentence requires or allows the act the question asks about where the conclusion says no (or forbids it
+    where the conclusion says yes). Each clause is read by its first modal word (a later one is in its scope:
+    「不得…约定由劳动者承担违约金」 forbids), the act is what follows it, matched to the asking clause by bigrams that
+    are not the law's common words (个人信息 is in every PIPL question)."""
+    sign = _SIGN.get(label or "")
+    asked = hanzi_bigrams(final_clause(question)) - common if sign else set()
+    for clause in _CLAUSE_END.split(sentence) if asked else ():
+        first = next(iter(modal_words(clause)), None)
+        if first is None or _MODAL_SIGN[first[2]] == sign or _CAVEAT.search(clause, 0, first[0]):
+            continue
+        if len((hanzi_bigrams(clause[first[1]:]) - common) & asked) >= SHARED_ACT_BIGRAMS:
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Verdict:
     kept: bool
@@ -130,7 +159,8 @@ class Verdict:
 
 
 def judge_sentence(sentence: str, sources: str, label: str | None, d: float | None = None,
-                   model: SupportModel | None = None) -> Verdict:
+                   model: SupportModel | None = None, question: str = "",
+                   common: frozenset[str] = DRAFTING) -> Verdict:
     model = model or support_model()
     if len(_CJK.sub("", _CITING.sub("", sentence))) < FRAGMENT_CHARS:  # 「根据第29条。」: a citation and nothing else
         return Verdict(False, 0.0, "只有引用，没有内容")
@@ -142,6 +172,6 @@ def judge_sentence(sentence: str, sources: str, label: str | None, d: float | No
     p = round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))), 4)
     if not numbers_ok(sentence, sources):
         return Verdict(False, p, "数字不见于条文")
-    if not polarity_ok(sentence, label):
+    if not polarity_ok(sentence, label) or contradicts_ask(sentence, question, label, common):
         return Verdict(False, p, "与结论相反")
     return Verdict(p >= model.threshold, p, "" if p >= model.threshold else "无法由条文核实")

@@ -58,6 +58,10 @@ def test_modality_of_a_sentence(text, expected):
     ("四十四条规定了个人的什么权利？", "info"), ("我只是个普通人，也能举报吗？", "right"),
     ("我注销了账号，平台是不是得把我的数据删掉？", "need"), ("那他们得把我的人脸照片销毁吗？", "need"),
     ("我们把会员数据交给外包公司，公司是不是还得管着外包方怎么用？", "need"), ("删了以后还能得到赔偿吗？", "permission"),
+    # 「得…吗」 asks must; 「能要…赔吗」 with nobody but the asker before 能 asks a right (eval/conclusion_labels.jsonl)
+    ("现在家属要我赔医药费，我得赔吗？", "need"), ("银行得保证我的资料准确吗？", "need"), ("这种说法站得住吗？", "permission"),
+    ("椅子腿断了把我摔伤了，能要饭店赔吗？", "right"), ("我能要回这三个月的工资吗？", "right"),
+    ("公司能要求我周末加班吗？", "permission"),
     # a rule-form follow-up asks what its last follow-up asks; the earlier question only gives the facts
     ("上一问题：App收集孩子信息需要家长同意吗？；追问：那我能让它删掉吗？", "right"),
     ("上一问题：App收集孩子信息需要家长同意吗？；追问：那要是孩子15岁呢？", "need"),

@@ -115,6 +115,16 @@ def test_a_conditional_duty_is_answered_it_depends_and_a_listed_case_grants_the_
     assert decide("会员卡到期不续了，我能让健身房删掉我的人脸照片吗？", by_text(ART_47, "处理目的已实现")).label == "可以"
 
 
+def test_a_duty_the_question_says_was_not_done_in_the_duty_s_own_words_was_breached():
+    union = clauses("用人单位单方解除劳动合同，应当事先将理由通知工会。")[0]
+    assert decide("公司单方面把我辞退了，事先根本没跟工会说过理由，公司这样做合规吗？", union).label == "不可以"
+    # the negation is the asker's own state, or the other side cites a legal basis: not decided from the words
+    refund = clauses("经营者应当自收到退回商品之日起七日内返还消费者支付的商品价款。")[0]
+    assert decide("鞋没穿过、吊牌都在，商家收到退货了，这样可以吗？", refund).label == "视情况"
+    keep = clauses("个人信息处理者应当删除个人信息。")[0]
+    assert decide("券商说法规规定要保存二十年所以不删除个人信息，他们能这样吗？", keep).label == "视情况"
+
+
 def test_a_practice_that_skips_the_other_sides_duty_is_not_lawful_but_the_askers_own_duty_is_not_a_breach():
     separate = clauses("处理敏感个人信息应当取得个人的单独同意；")[0]
     assert decide("美颜相机把采集人脸写在用户协议里，我点了同意全部条款，这就算它拿到授权了吗？", separate).label == "不可以"

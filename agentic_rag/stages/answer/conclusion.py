@@ -185,12 +185,23 @@ def duty_breached(question: str, clause: Clause, common: frozenset[str] = DRAFTI
         return False
     if skipped_step(question, duty) and not _age_excludes(question, clause) and not EXCEPTION.search(clause.sentence):
         return True  # not where the article excepts the duty (告知将妨碍国家机关履行法定职责的除外): lay words cannot tell
-    if not _OMISSION.search(question):
+    if not (_OMISSION.search(question) or skipped_duty(question, duty, common)):
         return False
     if _CONDITIONAL.search(clause.text) and not clause.lead and not condition_met(question, clause, common):
         return False
     shared = hanzi_bigrams(question) & (hanzi_bigrams(duty) - common)
     return bool(shared) or bool(_SEPARATE.search(duty) and _BUNDLED.search(question))
+
+
+def skipped_duty(question: str, duty: str, common: frozenset[str] = DRAFTING) -> bool:
+    """The question says the other side did not do what the duty names, in its own words: 「事先根本没跟工会说过理由」
+    against 应当事先将理由通知工会, 「没去劳动局办许可」 against 应当申请行政许可. The negated act must share a word with
+    the duty (「没穿过、吊牌都在」 is the asker's own state), and the other side must not have cited a legal basis."""
+    if _CLAIMED_BASIS.search(question):
+        return False
+    duty_words = hanzi_bigrams(duty) - common
+    return any(hanzi_bigrams(re.split(r"[，。？！；,?!;]", question[m.end():], maxsplit=1)[0]) & duty_words
+               for m in _NEGATED.finditer(question))
 
 
 def skipped_step(question: str, duty: str) -> bool:
@@ -248,6 +259,11 @@ _DEFINITION = re.compile(r"是指|是以|包括|属于")
 _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告知|通知|说明|问过?|经过?|征得|取得|同意|提醒|签|给)|"
                        r"查不到|找不到|从没|从未|自己.{0,12}(点|同意|勾)|偷偷|擅自|私自|悄悄|默认勾选|"
                        r"写在.{0,8}(协议|条款|政策)|全部条款|一揽子")
+# The other side did not do something (没写工资, 一分钱不发, 压根没拿给职工代表大会讨论): with the duty's own words in
+# the question, the duty it skipped. Not where it answered with a legal basis (券商说法规规定要保存…所以不删): whether
+# that basis holds decides.
+_NEGATED = re.compile(r"(没有?|未|不)(?=[\u4e00-\u9fff])")
+_CLAIMED_BASIS = re.compile(r"(法规|法律|规定|依法|按规定)")
 _ASKER_DUTY = re.compile(r"^[^，。；]{0,6}(消费者|劳动者|个人应当|用户|乘客|承租人|借款人)")
 _SEPARATE = re.compile(r"单独同意|书面同意")
 _NOT = r"(没有?|未经?|从没|从未|完全没|也没|都没|不)"

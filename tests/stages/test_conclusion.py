@@ -7,7 +7,7 @@ import re
 import pytest
 
 from agentic_rag.legal.modality import clauses, modality
-from agentic_rag.stages.answer.conclusion import ask_kind, decide, stated_label
+from agentic_rag.stages.answer.conclusion import ask_kind, decide, grantee, stated_label
 from agentic_rag.stages.answer.support import (
     SupportModel,
     bigram_support,
@@ -123,6 +123,24 @@ def test_a_duty_the_question_says_was_not_done_in_the_duty_s_own_words_was_breac
     assert decide("鞋没穿过、吊牌都在，商家收到退货了，这样可以吗？", refund).label == "视情况"
     keep = clauses("个人信息处理者应当删除个人信息。")[0]
     assert decide("券商说法规规定要保存二十年所以不删除个人信息，他们能这样吗？", keep).label == "视情况"
+
+
+def test_a_sanction_answers_may_they_fine_yes_and_is_this_lawful_no():
+    fine = clauses("电子商务经营者违反本法规定，对押金退还设置不合理条件的，由有关主管部门责令限期改正，可以处五万元以上"
+                   "二十万元以下的罚款。")[0]
+    assert decide("客服说押金要满半年才能退，这样合规吗？", fine).label == "不可以"
+    assert decide("平台一直不管，市场监管局能罚这个平台吗？", fine).label == "可以"
+    assert decide("押金退得慢，我能去网上曝光吗？", fine).label == "视情况"  # neither: the sanction does not decide it
+
+
+def test_conduct_against_a_right_of_the_askers_side_is_unlawful_but_not_against_the_other_sides():
+    choice = clauses("消费者有权自主选择提供商品或者服务的经营者，自主决定购买或者不购买任何一种商品。")[0]
+    assert decide("4S店说不在他们店买车险就不给提车，合法吗？", choice).label == "不可以"
+    fees = clauses("业主违反约定逾期不支付物业费的，物业服务人可以催告其在合理期限内支付。")[0]
+    assert grantee(fees.full) == "物业服务人"
+    assert decide("物业天天上门催我交物业费，这样合法吗？", fees).label == "视情况"
+    public = clauses("个人信息处理者可以在合理的范围内处理个人自行公开的个人信息。")[0]  # 个人信息处理者 is not the asker
+    assert decide("培训机构打我公开留的电话推销，他们这样做行吗？", public).label == "视情况"
 
 
 def test_a_practice_that_skips_the_other_sides_duty_is_not_lawful_but_the_askers_own_duty_is_not_a_breach():
@@ -394,8 +412,10 @@ def test_a_duty_stated_before_a_right_answers_must_they_yes():
 def test_a_plain_permission_decides_only_the_askers_own_act():
     withdraw = clauses("基于个人同意处理个人信息的，个人有权撤回其同意。")[0]
     assert decide("我之前同意了接收营销推送，现在可以撤回吗？", withdraw).label == "可以"
-    # the shop's practice is asked about, not the asker's act: the right alone does not decide it
-    assert decide("我想撤回同意，店家却要我本人带身份证去门店填表，这样合规吗？", withdraw).label == "视情况"
+    # the shop's practice against the asker's own right is asked about (stop 42: such conduct is answered no, as a
+    # lawyer does for lay questions that tell of it, eval/conclusion_labels.jsonl); a named act of the shop is not
+    assert decide("我想撤回同意，店家却要我本人带身份证去门店填表，这样合规吗？", withdraw).label == "不可以"
+    assert decide("我撤回同意后，店家能继续给我发推送吗？", withdraw).label == "视情况"
     inspect = clauses("履行个人信息保护职责的部门可以采取下列措施：（一）实施现场检查；")[-1]
     assert decide("网信部门来现场检查，我们能拒绝检查吗？", inspect).label == "视情况"  # the power is the other side's
 

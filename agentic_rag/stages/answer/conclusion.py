@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ...legal.modality import EXCEPTION, Clause
+from ...legal.modality import EXCEPTION, Clause, imposes_penalty
 from ...legal.modality import modality as modality_of
 from ...legal.numerals import cn_to_int
 from ...legal.vocabulary import DRAFTING
@@ -164,6 +164,11 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "视情况"  # 「我们能拒绝检查吗」 against 「部门可以实施现场检查」: the permission is the other side's
     if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
         return "视情况" if _CONSENT.search(clause.text) else "可以"
+    if mod == "permit" and imposes_penalty(clause.text):
+        # a sanction answers 「监管局能罚它吗」 yes and 「这样合规吗」 no: what it sanctions is unlawful
+        return "可以" if asks_penalty(question) and _MAY.search(asking) else "不可以" if _CONDUCT.search(asking) else "视情况"
+    if mod == "permit" and _CONDUCT.search(asking) and _ASKER_SIDE.match(grantee(clause.full)):
+        return "不可以"  # 「不买车险就不给提车，合法吗」 against 「消费者有权自主选择…」: what they did denies the asker's right
     if mod == "permit" and own_act(asking):
         # 「那我现在还能撤回吗」 against 「个人有权撤回其同意」: the asker's own act, granted — unless left to a
         # standard. Not 「这样合规吗」 about the other side's act.
@@ -173,6 +178,16 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
     if mod == "oblige" and duty_breached(question, clause, common):
         return "不可以"
     return "视情况"
+
+
+def grantee(text: str) -> str:
+    """Who a permission is granted to: the sentence's first part unless it is a condition (「…的，」), else the part
+    right before 可以 / 有权 (「业主…逾期不支付物业费的，物业服务人可以催告」 grants to 物业服务人)."""
+    word = _PERMIT_WORD.search(text)
+    parts = re.split(r"[，,；;]", text[:word.start()] if word else text)
+    if not parts[0].endswith("的"):
+        return parts[0]
+    return next((p for p in reversed(parts) if p), "")
 
 
 def duty_breached(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
@@ -264,6 +279,12 @@ _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告
 # that basis holds decides.
 _NEGATED = re.compile(r"(没有?|未|不)(?=[\u4e00-\u9fff])")
 _CLAIMED_BASIS = re.compile(r"(法规|法律|规定|依法|按规定)")
+# The asking clause asks whether what someone did is lawful (这样合法吗, 能这样吗), not whether someone may do a named act.
+_CONDUCT = re.compile(r"这样|这么|合法|合规|违法|站得住")
+# The asker's side of a case (消费者, 被派遣劳动者; not 个人信息处理者): a right granted to it is what the other side's
+# conduct asked about goes against.
+_ASKER_SIDE = re.compile(r"^[^，。；]{0,4}(消费者|劳动者|个人(?!信息)|用户|乘客|承租人|借款人|患者|业主|买受人)")
+_PERMIT_WORD = re.compile(r"可以|有权|享有")
 _ASKER_DUTY = re.compile(r"^[^，。；]{0,6}(消费者|劳动者|个人应当|用户|乘客|承租人|借款人)")
 _SEPARATE = re.compile(r"单独同意|书面同意")
 _NOT = r"(没有?|未经?|从没|从未|完全没|也没|都没|不)"

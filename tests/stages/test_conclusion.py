@@ -125,6 +125,18 @@ def test_a_duty_the_question_says_was_not_done_in_the_duty_s_own_words_was_breac
     assert decide("券商说法规规定要保存二十年所以不删除个人信息，他们能这样吗？", keep).label == "视情况"
 
 
+def test_what_the_other_side_may_not_charge_is_not_owed():
+    # ans-ml-003 (stop 42's run): read as a must-ask, a prohibition used to answer it 需要, the opposite of the law
+    penalty = clauses("除本法第二十二条和第二十三条规定的情形外，用人单位不得与劳动者约定由劳动者承担违约金。")[0]
+    question = "入职合同里写着'若提前离职须向公司支付违约金两万元'，我想走，这个违约金我真得交吗？"
+    assert ask_kind(question) == "need" and decide(question, penalty).label == "不需要"
+    freight = clauses("货物在运输过程中因不可抗力灭失，未收取运费的，承运人不得请求支付运费。")[0]
+    assert decide("路上碰到地震整车货全毁了，物流公司还让我把运费付了，我还得付吗？", freight).label == "不需要"
+    # a must-ask that is not about paying keeps the prohibition's reading
+    consent = clauses("任何组织、个人不得非法收集、使用他人个人信息。")[0]
+    assert decide("App收集孩子的信息需要家长同意吗？", consent).label == "需要"
+
+
 def test_a_sanction_answers_may_they_fine_yes_and_is_this_lawful_no():
     fine = clauses("电子商务经营者违反本法规定，对押金退还设置不合理条件的，由有关主管部门责令限期改正，可以处五万元以上"
                    "二十万元以下的罚款。")[0]

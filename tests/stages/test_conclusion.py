@@ -132,6 +132,9 @@ def test_what_the_other_side_may_not_charge_is_not_owed():
     assert ask_kind(question) == "need" and decide(question, penalty).label == "不需要"
     freight = clauses("货物在运输过程中因不可抗力灭失，未收取运费的，承运人不得请求支付运费。")[0]
     assert decide("路上碰到地震整车货全毁了，物流公司还让我把运费付了，我还得付吗？", freight).label == "不需要"
+    # a loss put on a named party answers the asker's must-ask only where the question is that party's
+    thief = clauses("盗窃的机动车发生交通事故造成损害的，由盗窃人承担赔偿责任。")[0]
+    assert decide("小偷翻进我家被我按住时磕破了头，他要我赔医药费，我得赔吗？", thief).label == "视情况"
     # a must-ask that is not about paying keeps the prohibition's reading
     consent = clauses("任何组织、个人不得非法收集、使用他人个人信息。")[0]
     assert decide("App收集孩子的信息需要家长同意吗？", consent).label == "需要"

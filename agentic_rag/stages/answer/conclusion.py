@@ -135,6 +135,9 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
 def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
     if mod == "prohibit" and _PAY_ASK.search(final_clause(question)) and forbids_charging(question, clause, common):
         return "不需要"  # 「这个违约金我真得交吗」 against 「不得…约定由劳动者承担违约金」: what may not be charged is not owed
+    if mod == "oblige" and (party := _BORNE_BY.search(clause.full)) and \
+            not hanzi_bigrams(party.group(1)) & hanzi_bigrams(question):
+        return "视情况"  # 「由盗窃人…承担赔偿责任」 asked 「我得赔吗」: whether the asker is that party decides
     if mod == "permit" and clause.lead and "应当" in clause.sentence.split("（", 1)[0]:
         # the list's introduction states a duty before the right: 「…应当主动删除…；…未删除的，个人有权请求删除：」
         return "需要"
@@ -289,6 +292,8 @@ _NEGATED = re.compile(r"(没有?|未|不)(?=[\u4e00-\u9fff])")
 _CLAIMED_BASIS = re.compile(r"(法规|法律|规定|依法|按规定)")
 # The asking clause asks whether what someone did is lawful (这样合法吗, 能这样吗), not whether someone may do a named act.
 _CONDUCT = re.compile(r"这样|这么|合法|合规|违法|站得住")
+# A clause that puts a duty or a loss on a named party (由出卖人承担, 由盗窃人…承担赔偿责任).
+_BORNE_BY = re.compile(r"由([^，。；]{1,30}?)(承担|负担|赔偿)")
 # A must-ask about paying or bearing something (我还得付吗, 这个违约金我真得交吗).
 _PAY_ASK = re.compile(r"交|付|赔|承担|缴|出钱")
 # The asker's side of a case (消费者, 被派遣劳动者; not 个人信息处理者): a right granted to it is what the other side's

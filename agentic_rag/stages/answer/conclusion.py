@@ -296,11 +296,12 @@ _CONDUCT = re.compile(r"这样|这么|合法|合规|违法|站得住")
 _BORNE_BY = re.compile(r"由([^，。；]{1,30}?)(承担|负担|赔偿)")
 # A must-ask about paying or bearing something (我还得付吗, 这个违约金我真得交吗).
 _PAY_ASK = re.compile(r"交|付|赔|承担|缴|出钱")
-# The asker's side of a case (消费者, 被派遣劳动者; not 个人信息处理者): a right granted to it is what the other side's
-# conduct asked about goes against.
-_ASKER_SIDE = re.compile(r"^[^，。；]{0,4}(消费者|劳动者|个人(?!信息)|用户|乘客|承租人|借款人|患者|业主|买受人)")
+# Who a lay asker is in a clause (消费者, 被派遣劳动者; 个人 but not 个人信息处理者): a duty of theirs is no breach by the
+# other side, and a right granted to them is what the other side's conduct asked about goes against.
+_ASKER_ROLES = r"消费者|劳动者|用户|乘客|承租人|借款人|患者|业主|买受人"
+_ASKER_SIDE = re.compile(rf"^[^，。；]{{0,4}}({_ASKER_ROLES}|个人(?!信息))")
 _PERMIT_WORD = re.compile(r"可以|有权|享有")
-_ASKER_DUTY = re.compile(r"^[^，。；]{0,6}(消费者|劳动者|个人应当|用户|乘客|承租人|借款人)")
+_ASKER_DUTY = re.compile(rf"^[^，。；]{{0,6}}({_ASKER_ROLES}|个人应当)")
 _SEPARATE = re.compile(r"单独同意|书面同意")
 _NOT = r"(没有?|未经?|从没|从未|完全没|也没|都没|不)"
 _SKIPPED_STEPS = (

@@ -140,6 +140,13 @@ def test_what_the_other_side_may_not_charge_is_not_owed():
     assert decide("App收集孩子的信息需要家长同意吗？", consent).label == "需要"
 
 
+def test_a_power_granted_to_the_one_asked_about_answers_may_they_yes_but_not_for_conduct_told():
+    union = clauses("因履行集体合同发生争议，经协商解决不成的，工会可以依法申请仲裁、提起诉讼。")[0]
+    assert decide("公司不按集体合同给大家涨工资，工会能找公司讨说法吗？", union).label == "可以"
+    fees = clauses("业主违反约定逾期不支付物业费的，物业服务人可以催告其在合理期限内支付。")[0]
+    assert decide("物业把我家的水停了，说交了钱才恢复。物业能这样催费吗？", fees).label != "可以"  # 停水 is not 催告
+
+
 def test_a_sanction_answers_may_they_fine_yes_and_is_this_lawful_no():
     fine = clauses("电子商务经营者违反本法规定，对押金退还设置不合理条件的，由有关主管部门责令限期改正，可以处五万元以上"
                    "二十万元以下的罚款。")[0]

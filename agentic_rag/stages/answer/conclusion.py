@@ -174,6 +174,11 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "可以" if asks_penalty(question) and _MAY.search(asking) else "不可以" if _CONDUCT.search(asking) else "视情况"
     if mod == "permit" and _CONDUCT.search(asking) and _ASKER_SIDE.match(grantee(clause.full)):
         return "不可以"  # 「不买车险就不给提车，合法吗」 against 「消费者有权自主选择…」: what they did denies the asker's right
+    if mod == "permit" and granted_to_asked(asking, clause) and not _CONDUCT.search(asking) and \
+            not _OPEN_STANDARD.search(clause.text):
+        # 「工会能找公司讨说法吗」 against 「…工会可以依法申请仲裁、提起诉讼」: the one asked about holds the power to
+        # do the act named. Not 「物业能这样催费吗」: a power to 催告 says nothing of the conduct told (停水).
+        return "可以"
     if mod == "permit" and own_act(asking):
         # 「那我现在还能撤回吗」 against 「个人有权撤回其同意」: the asker's own act, granted — unless left to a
         # standard. Not 「这样合规吗」 about the other side's act.
@@ -189,6 +194,16 @@ def forbids_charging(question: str, clause: Clause, common: frozenset[str] = DRA
     """What the clause forbids (after 不得 / 禁止) names something the question is asked to pay (违约金, 运费)."""
     m = re.search(r"不得|禁止", clause.full)
     return bool(m) and bool(hanzi_bigrams(clause.full[m.end():]) - common & hanzi_bigrams(question))
+
+
+def granted_to_asked(asking: str, clause: Clause) -> bool:
+    """The asking clause asks whether someone may (「工会能…吗」) and the clause grants the permission to them: the
+    asker's words for them share a bigram with the grantee (the sentence's first part or the part before 可以)."""
+    m = _MAY.search(asking)
+    actor = hanzi_bigrams(asking[:m.start()]) if m else set()
+    word = _PERMIT_WORD.search(clause.full)
+    parts = re.split(r"[，,；;]", clause.full[:word.start()] if word else "")
+    return bool(actor & (hanzi_bigrams(parts[0]) | hanzi_bigrams(parts[-1])))
 
 
 def grantee(text: str) -> str:

@@ -196,21 +196,25 @@ def forbids_charging(question: str, clause: Clause, common: frozenset[str] = DRA
     return bool(m) and bool(hanzi_bigrams(clause.full[m.end():]) - common & hanzi_bigrams(question))
 
 
+def _before_permit(text: str) -> list[str] | None:
+    """The parts (split at ，；) of the sentence before its 可以 / 有权 / 享有: where the grantee is named. None without one."""
+    word = _PERMIT_WORD.search(text)
+    return re.split(r"[，,；;]", text[:word.start()]) if word else None
+
+
 def granted_to_asked(asking: str, clause: Clause) -> bool:
     """The asking clause asks whether someone may (「工会能…吗」) and the clause grants the permission to them: the
     asker's words for them share a bigram with the grantee (the sentence's first part or the part before 可以)."""
     m = _MAY.search(asking)
     actor = hanzi_bigrams(asking[:m.start()]) if m else set()
-    word = _PERMIT_WORD.search(clause.full)
-    parts = re.split(r"[，,；;]", clause.full[:word.start()] if word else "")
+    parts = _before_permit(clause.full) or [""]
     return bool(actor & (hanzi_bigrams(parts[0]) | hanzi_bigrams(parts[-1])))
 
 
 def grantee(text: str) -> str:
     """Who a permission is granted to: the sentence's first part unless it is a condition (「…的，」), else the part
     right before 可以 / 有权 (「业主…逾期不支付物业费的，物业服务人可以催告」 grants to 物业服务人)."""
-    word = _PERMIT_WORD.search(text)
-    parts = re.split(r"[，,；;]", text[:word.start()] if word else text)
+    parts = _before_permit(text) or re.split(r"[，,；;]", text)
     if not parts[0].endswith("的"):
         return parts[0]
     return next((p for p in reversed(parts) if p), "")

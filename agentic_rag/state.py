@@ -229,6 +229,9 @@ class Contextualised(BaseModel):
     # what retrieval searches when it is not the question: a clarification reply's own facts (the vague question's
     # words pulled the dense channel away), a 「除了X，还…」 follow-up without X (X's words pulled retrieval back to X)
     search: str | None = None
+    # a follow-up's own words, searched beside the question and fused with it (RRF): the rule form's first question
+    # pulls the ranking to the first turn's articles, while most follow-ups ask about another article
+    own_words: str | None = None
     # read alone: how the history read the follow-up (the turn's question in the conversation, so that later
     # follow-ups keep the case's facts)
     understood: str | None = None

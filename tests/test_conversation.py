@@ -197,12 +197,14 @@ def test_with_the_rule_form_a_follow_up_makes_no_model_call(settings, fake_retri
     worse than the rule form, bench/results/contextualise.json): no call, the rule form, no complaint shown."""
     settings = settings.model_copy(update={"contextualise_with": choice, "contextualiser_model": model})
     install(SCRIPT)
-    _, second = chat(make_app(settings, fake_retriever), FIRST, FOLLOW_UP)
+    first, second = chat(make_app(settings, fake_retriever), FIRST, FOLLOW_UP)
     state, rule = second["state"], f"上一问题：{FIRST}；追问：{FOLLOW_UP}"
     assert "contextualiser" not in roles(second)
     context = CONTEXT.get(state)
     assert context.kind == "follow_up" and context.source == "rule" and not context.called and context.error is None
     assert QUESTION.get(state) == rule and context.history_articles == [(PIPL, 10)]
+    # its own words are searched too: the first question's facts pull the rule form's ranking to the first turn's
+    assert context.own_words == FOLLOW_UP and CONTEXT.get(first["state"]).own_words is None
     assert lines(second, "ContextualiseAgent") == [f"结合上文理解为：{rule}"]
     assert {a.article: a.role for a in RETRIEVAL.get(state).articles}[10] == "history"
 
@@ -216,6 +218,7 @@ def test_a_follow_up_beyond_what_was_asked_leaves_its_words_out(settings, fake_r
     rule = f"上一问题：{FIRST}；追问：除了删掉，我还能要求他们干点啥？"
     searched = f"上一问题：{FIRST}；追问：我还能要求他们干点啥？"
     assert QUESTION.get(second["state"]) == rule and CONTEXT.get(second["state"]).search == searched
+    assert CONTEXT.get(second["state"]).own_words is None  # its own words hold 删掉, which the search leaves out
     assert RETRIEVAL.get(second["state"]).query == searched
     assert lines(second, "ContextualiseAgent") == [f"结合上文理解为：{rule}（「删掉」上文已涉及，按其余内容检索）"]
 

@@ -7,7 +7,8 @@ follow-ups. A follow-up of a conversation (CONTEXT) adds the articles the previo
 previous turn's law as focus when the question names none. An article the user picked from a refusal's list
 (`CONTEXT.confirmed`) is looked up and pinned first, like an article the question names. When the contextualise
 stage gives a search text (`CONTEXT.search`: a clarification reply's facts, a 「除了X」 follow-up without X), that is
-what is searched, in place of the question. The retriever is created lazily and shared by the process, so
+what is searched, in place of the question; a follow-up's own words (`CONTEXT.own_words`) are searched beside the
+question and the two rankings fused. The retriever is created lazily and shared by the process, so
 importing the app loads no model.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from google.adk.events import Event
 
 from ..legal.refs import ArticleRef
 from ..retrieval.follow_up import follow_ups
+from ..retrieval.fusion import RankedList, weighted_rrf
 from ..retrieval.retriever import LocalRetriever
 from ..retrieval.types import Article
 from ..state import ATTEMPT_RETRIEVAL, CONTEXT, PLAN, QUESTION, ROUTE, Plan, Retrieval, Slot
@@ -43,6 +45,21 @@ def merge_per_question(results: list[Retrieval], sub_questions: list[str], top_k
                      articles=articles, refs=sorted({n for r in results for n in r.refs}),
                      max_vector_score=max(scores) if scores else None, sub_questions=sub_questions,
                      timings_ms={k: round(sum(r.timings_ms.get(k, 0) for r in results), 1) for k in first.timings_ms})
+
+
+def fuse_own_words(result: Retrieval, own: Retrieval) -> Retrieval:
+    """A follow-up's question and its own words, searched apart, fused by RRF with equal weights (pinned lookups
+    stay first). An article keeps the evidence of the question's search where that found it, and the signals stay
+    the question's: the gate's weights were fitted on one query text's cosines and ranks (stop 37 searched both
+    texts as variants of one search, and the gate's totals fell)."""
+    pool = {a.id: a for a in own.evidence} | {a.id: a for a in result.articles}
+    ids = list(pool)
+    pinned = [a for a in result.evidence if a.pinned]
+    ranked = [RankedList(name, 1.0, [(ids.index(a.id), 0.0) for a in r.evidence if not a.pinned])
+              for name, r in (("question", result), ("own_words", own))]
+    fused = pinned + [pool[ids[hit.doc]] for hit in weighted_rrf(ranked)]
+    rest = [a for a in result.articles if a.role != "evidence"]
+    return result.model_copy(update={"articles": fused[:len(result.evidence)] + rest})
 
 
 def looked_up(retriever: LocalRetriever, law: str, number: int, **fields) -> Article | None:
@@ -105,11 +122,12 @@ class RetrieveStage(Stage):
         if context and context.search and not subs:  # the words to search for are not all the question's
             plan = plan.model_copy(update={"main_query": "" if plan.main_query == question else plan.main_query})
             question = context.search
-        result = await asyncio.to_thread(self._retrieve, question, plan, subs, earlier, focus, chosen)
+        own = context.own_words if context and not context.search and not subs else None
+        result = await asyncio.to_thread(self._retrieve, question, plan, subs, earlier, focus, chosen, own)
         yield self.emit(ctx, ATTEMPT_RETRIEVAL.delta(result), summarize(result))
 
     def _retrieve(self, question: str, plan: Plan, subs: list[str], earlier: list[tuple[str, int]],
-                  focus: dict, chosen: list[tuple[str, int]]) -> Retrieval:
+                  focus: dict, chosen: list[tuple[str, int]], own: str | None = None) -> Retrieval:
         retriever = self._factory()
         if subs:
             results = [retriever.retrieve(q, matcher=plan.matcher, top_k_=plan.top_k, exclude=plan.exclude, **focus)
@@ -122,6 +140,9 @@ class RetrieveStage(Stage):
             result = retriever.retrieve(question, variants=plan.variants, main_query=plan.main_query,
                                         keywords=plan.keywords, matcher=plan.matcher, top_k_=plan.top_k,
                                         exclude=plan.exclude, **focus)
+            if own:
+                result = fuse_own_words(result, retriever.retrieve(own, matcher=plan.matcher, top_k_=plan.top_k,
+                                                                   exclude=plan.exclude, **focus))
         if earlier:
             result.articles += history_articles(retriever, earlier, result.articles)
         depth = self.settings.follow_up_depth if self.settings.agentic_enabled else 0

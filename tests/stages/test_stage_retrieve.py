@@ -1,8 +1,8 @@
 """RetrieveStage over the real index (fake embedder): plan queries, per-sub-question quota, follow-up references."""
 from __future__ import annotations
 
-from agentic_rag.stages.retrieve import RetrieveStage, merge_per_question
-from agentic_rag.state import ATTEMPT_RETRIEVAL, PLAN, QUESTION, ROUTE, Plan, Route
+from agentic_rag.stages.retrieve import RetrieveStage, fuse_own_words, merge_per_question
+from agentic_rag.state import ATTEMPT_RETRIEVAL, CONTEXT, PLAN, QUESTION, ROUTE, Contextualised, Plan, Route
 from tests.fakes.adk import run_agent
 
 
@@ -60,3 +60,45 @@ def test_merge_dedups_and_caps(fake_retriever):
     a = fake_retriever.retrieve("第十条", top_k_=5)
     merged = merge_per_question([a, a], ["x", "y"], 5)
     assert len(merged.articles) == 5 and len({x.id for x in merged.articles}) == 5
+
+
+def ids(articles) -> list[str]:
+    return [a.id for a in articles]
+
+
+def test_a_follow_ups_own_words_are_fused_with_the_question(fake_retriever):
+    """The rule form's first question pulls its ranking to the first turn's articles: the follow-up's own search
+    brings its own first article in, the question's evidence and signals are kept for the gate."""
+    question = fake_retriever.retrieve("上一问题：公司把我的手机号卖给了别人；追问：他们不照做我能投诉吗？", top_k_=5)
+    own = fake_retriever.retrieve("他们不照做我能投诉吗？", top_k_=5)
+    assert own.evidence[0].id not in ids(question.evidence)  # otherwise the test shows nothing
+    fused = fuse_own_words(question, own)
+    assert len(fused.evidence) == len(question.evidence) and fused.signals == question.signals
+    assert set(ids(fused.evidence)) <= set(ids(question.evidence)) | set(ids(own.evidence))
+    assert own.evidence[0].id in ids(fused.evidence)[:2] and question.evidence[0].id in ids(fused.evidence)[:2]
+    kept = next(a for a in fused.evidence if a.id == question.evidence[0].id)
+    assert kept.channels == question.evidence[0].channels  # the question's evidence, not the own search's
+
+
+def test_a_looked_up_article_stays_first_when_own_words_are_fused(fake_retriever):
+    question = fake_retriever.retrieve("上一问题：第十条是什么内容；追问：违反了怎么罚？", top_k_=5)
+    assert question.evidence[0].pinned and question.evidence[0].article == 10
+    fused = fuse_own_words(question, fake_retriever.retrieve("违反了怎么罚？", top_k_=5))
+    assert fused.evidence[0].id == question.evidence[0].id
+
+
+def test_the_stage_searches_a_follow_ups_own_words_unless_it_searches_other_words(fake_settings, fake_retriever):
+    question, words = "上一问题：公司把我的手机号卖给了别人；追问：他们不照做我能投诉吗？", "他们不照做我能投诉吗？"
+    stage = RetrieveStage(name="RetrievalAgent", settings=fake_settings, retriever_factory=lambda: fake_retriever)
+    plan = Plan(attempt=1, matcher="ensemble", main_query=question, top_k=5)
+
+    def run(**context):
+        c = Contextualised(question=question, kind="follow_up", source="rule", **context)
+        state = {QUESTION.key: question, **PLAN.delta(plan), **CONTEXT.delta(c)}
+        return ATTEMPT_RETRIEVAL.get(run_agent(stage, state=state)[0])
+
+    fused = fuse_own_words(fake_retriever.retrieve(question, top_k_=5), fake_retriever.retrieve(words, top_k_=5))
+    assert ids(run(own_words=words).evidence) == ids(fused.evidence)
+    assert ids(run().evidence) == ids(fake_retriever.retrieve(question, top_k_=5).evidence)
+    searched = run(own_words=words, search="公司卖了我的手机号")  # a search text replaces the question: no fusion
+    assert ids(searched.evidence) == ids(fake_retriever.retrieve("公司卖了我的手机号", top_k_=5).evidence)

@@ -143,7 +143,9 @@ class ContextualiseStage(LlmStage):
             ctx, message, [t.question for t in turns[-HISTORY_QUESTIONS:]], titles(last), kind="follow_up",
             reason=reading.reason, rule=prompt.FALLBACK, beyond=signals.beyond(message))
         focus = [last.law] if last.law and not signals.names_law(message) else []
-        return context.model_copy(update={"history_articles": list(last.cited), "focus_laws": focus}), raw, line
+        own = clip(message, self.settings.max_query_chars) if context.search is None else None  # 「除了X」: X's words are what the search leaves out
+        return context.model_copy(update={"history_articles": list(last.cited), "focus_laws": focus,
+                                          "own_words": own}), raw, line
 
     def _reads_embedder(self, message: str, conversation: Conversation) -> bool:
         """A short first message is judged by the opener model over the knowledge base's embedder, so the knowledge

@@ -52,8 +52,9 @@ def fuse_own_words(result: Retrieval, own: Retrieval) -> Retrieval:
     stay first). An article keeps the evidence of the question's search where that found it, and the signals stay
     the question's: the gate's weights were fitted on one query text's cosines and ranks (stop 37 searched both
     texts as variants of one search, and the gate's totals fell)."""
-    pool = {a.id: a for a in own.evidence} | {a.id: a for a in result.articles}
-    ids = list(pool)
+    pool = {a.id: a for a in result.articles}
+    pool.update({a.id: a for a in own.evidence if a.id not in pool})
+    ids = list(pool)  # a tie goes to the question's article (weighted_rrf breaks ties by this order)
     pinned = [a for a in result.evidence if a.pinned]
     ranked = [RankedList(name, 1.0, [(ids.index(a.id), 0.0) for a in r.evidence if not a.pinned])
               for name, r in (("question", result), ("own_words", own))]

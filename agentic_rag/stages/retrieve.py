@@ -54,11 +54,12 @@ def fuse_own_words(result: Retrieval, own: Retrieval) -> Retrieval:
     texts as variants of one search, and the gate's totals fell)."""
     pool = {a.id: a for a in result.articles}
     pool.update({a.id: a for a in own.evidence if a.id not in pool})
-    ids = list(pool)  # a tie goes to the question's article (weighted_rrf breaks ties by this order)
+    articles = list(pool.values())  # a tie goes to the question's article: weighted_rrf breaks ties by position
+    position = {a.id: i for i, a in enumerate(articles)}
     pinned = [a for a in result.evidence if a.pinned]
-    ranked = [RankedList(name, 1.0, [(ids.index(a.id), 0.0) for a in r.evidence if not a.pinned])
+    ranked = [RankedList(name, 1.0, [(position[a.id], 0.0) for a in r.evidence if not a.pinned])
               for name, r in (("question", result), ("own_words", own))]
-    fused = pinned + [pool[ids[hit.doc]] for hit in weighted_rrf(ranked)]
+    fused = pinned + [articles[hit.doc] for hit in weighted_rrf(ranked)]
     rest = [a for a in result.articles if a.role != "evidence"]
     return result.model_copy(update={"articles": fused[:len(result.evidence)] + rest})
 

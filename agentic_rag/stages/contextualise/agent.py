@@ -143,7 +143,8 @@ class ContextualiseStage(LlmStage):
             ctx, message, [t.question for t in turns[-HISTORY_QUESTIONS:]], titles(last), kind="follow_up",
             reason=reading.reason, rule=prompt.FALLBACK, beyond=signals.beyond(message))
         focus = [last.law] if last.law and not signals.names_law(message) else []
-        own = clip(message, self.settings.max_query_chars) if context.search is None else None  # 「除了X」: X's words are what the search leaves out
+        # searched beside the question, unless a search text stands in for it (「除了X」: X's words are left out)
+        own = clip(message, self.settings.max_query_chars) if context.search is None else None
         return context.model_copy(update={"history_articles": list(last.cited), "focus_laws": focus,
                                           "own_words": own}), raw, line
 

@@ -410,6 +410,16 @@ def test_a_skipped_consent_is_no_breach_of_a_duty_for_a_younger_age_than_the_que
     assert decide("App没问过我就收集我8岁儿子的信息，可以吗？", clauses(MINORS)[0]).label == "不可以"
 
 
+@pytest.mark.parametrize("question, label", [
+    # the follow-up's age is the case asked about, in Chinese numerals too (a held-out conversation answered 需要)
+    ("上一问题：孩子刚上初一，才十二岁，学校刷脸吃饭要不要家长同意？；追问：初三那些已经满十四岁的孩子呢？", "视情况"),
+    ("上一问题：孩子才十二岁，学校刷脸吃饭要不要家长同意？；追问：那要是初一的呢？", "需要"),
+    ("学校收集未满十四岁孩子的人脸要不要家长同意？", "需要"),  # a limit the question quotes is not an age it states
+    ("学校收集十四岁以下孩子的人脸要不要家长同意？", "需要")])
+def test_the_age_a_question_states_is_read_where_it_asks(question, label):
+    assert decide(question, clauses(MINORS)[0]).label == label
+
+
 @pytest.mark.parametrize("question, kind", [
     ("租房时没说好租多久，我现在想退租，可以随时走吗？", "permission"),  # 多久 is in the facts, not the ask
     ("公司天天逼我们加班，这合法吗？加班费不给的话我能怎么办？", "permission")])  # the label answers the first ask

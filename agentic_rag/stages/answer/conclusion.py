@@ -9,6 +9,7 @@ eval/conclusion_rules.py measures these rules alone, on the gold articles.
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -269,10 +270,25 @@ def _age_excludes(question: str, clause: Clause) -> bool:
     return limit is not None and age is not None and age >= limit
 
 
+# An age the question states (「15岁」, 「已经满十四岁」), not a limit it quotes (「不满十四岁的」, 「十四岁以下」)
+_AGE = re.compile(r"(?<![不未]满)(?<![不未一二两三四五六七八九十\d])([一二两三四五六七八九十]{1,3}|\d{1,2})\s*周?岁"
+                  r"(?!以下|以内|之前)")
+
+
+def _stated_age(question: str) -> int | None:
+    """The age a follow-up asks about, else the first age the question states: 「上一问题：…才十二岁…；追问：初三那些
+    已经满十四岁的孩子呢？」 asks about fourteen-year-olds."""
+    for text in (asked_part(question), question):
+        for m in _AGE.finditer(text):
+            with contextlib.suppress(ValueError):
+                return cn_to_int(m.group(1))
+    return None
+
+
 def _ages(question: str, text: str) -> tuple[int | None, int | None]:
     """The age limit `text` sets (不满N周岁) and the age `question` states, each None when not given."""
-    limit, age = re.search(r"不满([一二三四五六七八九十\d]+)周岁", text), re.search(r"(\d{1,2})\s*(?:周)?岁", question)
-    return (cn_to_int(limit.group(1)) if limit else None), (int(age.group(1)) if age else None)
+    limit = re.search(r"不满([一二三四五六七八九十\d]+)周岁", text)
+    return (cn_to_int(limit.group(1)) if limit else None), _stated_age(question)
 
 
 def condition_met(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:

@@ -123,6 +123,10 @@ def test_a_duty_the_question_says_was_not_done_in_the_duty_s_own_words_was_breac
     assert decide("鞋没穿过、吊牌都在，商家收到退货了，这样可以吗？", refund).label == "视情况"
     keep = clauses("个人信息处理者应当删除个人信息。")[0]
     assert decide("券商说法规规定要保存二十年所以不删除个人信息，他们能这样吗？", keep).label == "视情况"
+    # a 规定 the question tells of (what a contract stipulates) is no legal basis the other side cited
+    assert decide("公司的规章里规定了考勤办法，事先根本没跟工会说过理由就辞退了我，公司这样做合规吗？",
+                  union).label == "不可以"
+    assert decide("公司说这是法律规定的，事先没跟工会说过理由，公司这样做合规吗？", union).label == "视情况"
 
 
 def test_what_the_other_side_may_not_charge_is_not_owed():

@@ -322,9 +322,10 @@ _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告
                        r"写在.{0,8}(协议|条款|政策)|全部条款|一揽子")
 # The other side did not do something (没写工资, 一分钱不发, 压根没拿给职工代表大会讨论): with the duty's own words in
 # the question, the duty it skipped. Not where it answered with a legal basis (券商说法规规定要保存…所以不删): whether
-# that basis holds decides.
+# that basis holds decides. A 规定 the question itself tells of (集体合同…规定了工资) is no basis the other side cited.
 _NEGATED = re.compile(r"(没有?|未|不)(?=[\u4e00-\u9fff])")
-_CLAIMED_BASIS = re.compile(r"(法规|法律|规定|依法|按规定)")
+_CLAIMED_BASIS = re.compile(r"(说|称|表示|讲|回复|答复|告诉|解释)[^。？！?!]{0,20}(法规|法律|规定|依法)"
+                            r"|法律规定|法规规定|有关规定|按规定|依法")
 # The asking clause asks whether what someone did is lawful (这样合法吗, 能这样吗), not whether someone may do a named act.
 _CONDUCT = re.compile(r"这样|这么|合法|合规|违法|站得住")
 # A clause that puts a duty or a loss on a named party (由出卖人承担, 由盗窃人…承担赔偿责任).

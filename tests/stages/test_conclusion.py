@@ -459,3 +459,16 @@ def test_a_plain_permission_decides_only_the_askers_own_act():
 def test_a_skipped_step_is_no_breach_where_the_article_excepts_the_duty():
     state = clauses("国家机关为履行法定职责处理个人信息，应当依照本法规定履行告知义务；告知将妨碍国家机关履行法定职责的除外。")[0]
     assert decide("警察调查时查了我的银行流水，事先一点都没告诉我，这样合法吗？", state).label == "视情况"
+
+
+def test_the_very_act_a_clause_permits_to_the_one_named_is_answered_yes():
+    customs = clauses("跨境电子商务经营者可以凭电子单证向国家进出口管理部门办理有关手续。")[0]
+    assert decide("我做跨境电商，办海关手续能用电子单证吗？", customs).label == "可以"
+    # another body than the one the power is granted to: the words of the act alone do not decide
+    suit = clauses("对侵害众多消费者合法权益的行为，中国消费者协会以及在省、自治区、直辖市设立的消费者协会，"
+                   "可以向人民法院提起诉讼。")[0]
+    assert decide("我们县消协能直接向人民法院提起诉讼吗？", suit).label == "视情况"
+    # a permission on a condition the question does not show was met
+    instalments = clauses("分期付款的买受人未支付到期价款的数额达到全部价款的五分之一，经催告后在合理期限内仍未支付"
+                          "到期价款的，出卖人可以请求买受人支付全部价款或者解除合同。")[0]
+    assert decide("我分期买车，有一期没按时付，车行马上就要解除合同，他们能解除合同吗？", instalments).label != "可以"

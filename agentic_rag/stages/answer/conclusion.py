@@ -180,6 +180,10 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         # 「工会能找公司讨说法吗」 against 「…工会可以依法申请仲裁、提起诉讼」: the one asked about holds the power to
         # do the act named. Not 「物业能这样催费吗」: a power to 催告 says nothing of the conduct told (停水).
         return "可以"
+    if mod == "permit" and permitted_act_asked(question, clause, common) and not _OPEN_STANDARD.search(clause.text):
+        # 「…约谈，还让限期整改，他们有权这么做吗」 against 「有关主管部门…可以…约谈…整改」: the act asked about is the one
+        # permitted, to the one the question names
+        return "可以"
     if mod == "permit" and own_act(asking):
         # 「那我现在还能撤回吗」 against 「个人有权撤回其同意」: the asker's own act, granted — unless left to a
         # standard. Not 「这样合规吗」 about the other side's act.
@@ -201,6 +205,19 @@ def _before_permit(text: str) -> list[str] | None:
     """The parts (split at ，；) of the sentence before its 可以 / 有权 / 享有: where the grantee is named. None without one."""
     word = _PERMIT_WORD.search(text)
     return re.split(r"[，,；;]", text[:word.start()]) if word else None
+
+
+def permitted_act_asked(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
+    """The question asks about the very act the clause permits (two of the words after 可以 / 有权 in what it asks),
+    and names the one it is permitted to (a word of the grantee): not 「县消协能起诉吗」 against a power of 省级消协."""
+    word = _PERMIT_WORD.search(clause.full)
+    if not word or _REFUSAL.search(final_clause(question)):
+        return False
+    act = hanzi_bigrams(clause.full[word.end():]) - common
+    named = hanzi_bigrams(grantee(clause.full)) - common
+    if re.search(r"的[，,]", clause.full[:word.start()]) and not condition_met(question, clause, common):
+        return False  # a permission on a condition (「…达到全部价款的五分之一，经催告后…的，出卖人可以…」)
+    return len(act & hanzi_bigrams(asked_part(question))) >= 2 and bool(named & hanzi_bigrams(question))
 
 
 def granted_to_asked(asking: str, clause: Clause) -> bool:

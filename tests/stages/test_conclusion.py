@@ -472,3 +472,9 @@ def test_the_very_act_a_clause_permits_to_the_one_named_is_answered_yes():
     instalments = clauses("分期付款的买受人未支付到期价款的数额达到全部价款的五分之一，经催告后在合理期限内仍未支付"
                           "到期价款的，出卖人可以请求买受人支付全部价款或者解除合同。")[0]
     assert decide("我分期买车，有一期没按时付，车行马上就要解除合同，他们能解除合同吗？", instalments).label != "可以"
+
+
+def test_conduct_a_clause_holds_liable_is_unlawful():
+    liable = clauses("有关部门的工作人员泄露、出售或者非法向他人提供在履行职责中所知悉的个人信息的，依法追究法律责任。")[0]
+    assert decide("检查人员把查到的个人信息出售给别人，他这么做合法吗？", liable).label == "不可以"
+    assert decide("检查人员查到的个人信息，我能要回来吗？", liable).label != "不可以"  # not a conduct ask

@@ -192,6 +192,8 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "视情况"
     if mod == "oblige" and duty_breached(question, clause, common):
         return "不可以"
+    if _LIABILITY.search(clause.text) and _CONDUCT.search(asking):
+        return "不可以"  # 「他这么做合法吗」 against 「…出售…个人信息的，依法追究法律责任」: what it sanctions is unlawful
     return "视情况"
 
 
@@ -328,6 +330,7 @@ _CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(�
 # 合同条件的): it depends. A bare declaration (自然人享有隐私权) grants no act, so it decides no "may they?".
 _OPEN_STANDARD = re.compile(r"合理的?范围|情节|符合[^，。；]{0,16}条件|经[^，。；]{0,10}(同意|批准)")
 _GRANTS = re.compile(r"可以|有权|准许")
+_LIABILITY = re.compile(r"追究[^，。；]{0,4}责任|依法给予处分|构成犯罪")
 _MAY = re.compile(r"能|可以")
 # What may stand before 能/可以 when the asker asks about their own act (「那我现在还能撤回吗」, 「就可以离职吗」).
 _ASKER_ONLY = re.compile(r"(那么|那|我们|我|现在|直接|还|也|就|是不是|是否)*")

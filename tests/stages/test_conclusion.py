@@ -478,3 +478,10 @@ def test_conduct_a_clause_holds_liable_is_unlawful():
     liable = clauses("有关部门的工作人员泄露、出售或者非法向他人提供在履行职责中所知悉的个人信息的，依法追究法律责任。")[0]
     assert decide("检查人员把查到的个人信息出售给别人，他这么做合法吗？", liable).label == "不可以"
     assert decide("检查人员查到的个人信息，我能要回来吗？", liable).label != "不可以"  # not a conduct ask
+
+
+def test_a_proviso_is_not_the_rule_unless_the_question_is_its_case():
+    nuclear = clauses("民用核设施发生核事故造成他人损害的，民用核设施的营运单位应当承担侵权责任；但是，能够证明损害是因"
+                      "战争、武装冲突、暴乱等情形或者受害人故意造成的，不承担责任。")[0]
+    assert decide("核电站出事故漏辐射，我家鱼塘的鱼全死了，能找它赔吗？", nuclear).label == "可以"
+    assert decide("核电站说损害是因为战争、武装冲突造成的，我还能找它赔吗？", nuclear).label == "不可以"

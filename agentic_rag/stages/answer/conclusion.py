@@ -99,7 +99,8 @@ class Decision:
 def exception_part(clause: Clause) -> str:
     """The excepted case of a clause ("取得个人单独同意的除外" → 取得个人单独同意; "但是，A的除外" → A)."""
     text = clause.text
-    m = re.search(r"(?:但是|但)[，,]?([^。；]*?)(?:的除外|除外)", text) or re.search(r"[，,；]([^，,；。]*?)的?除外", text)
+    m = re.search(r"(?:但是|但)[，,]?([^。；]*?)(?:的除外|除外)", text) or re.search(r"[，,；]([^，,；。]*?)的?除外", text) \
+        or re.search(r"但是[，,]([^。；]*?)的[，,](?:可以)?(?:不承担|减轻|免除|不适用)", text)  # 但是，能够证明…的，不承担责任
     return m.group(1) if m else ""
 
 
@@ -114,8 +115,12 @@ def exception_applies(question: str, clause: Clause) -> bool:
 
 def clause_modality(clause: Clause) -> str:
     """An item takes the modality of the sentence that introduces it: in "有下列情形之一的，可以解除：（一）劳动者
-    ……不能从事原工作的" the 不能 describes the case, the 可以 is the rule."""
-    return modality_of(clause.lead) if clause.lead else clause.modality
+    ……不能从事原工作的" the 不能 describes the case, the 可以 is the rule. A proviso (但是，…不承担责任) is not the rule:
+    it decides only where the question is its case (`exception_applies`, which turns the rule's label)."""
+    if clause.lead:
+        return modality_of(clause.lead)
+    rule = re.split(r"[；;，,]\s*但(?:是)?[，,]?", clause.text, maxsplit=1)[0]
+    return modality_of(rule) if rule != clause.text and modality_of(rule) != "none" else clause.modality
 
 
 def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTING) -> Decision:

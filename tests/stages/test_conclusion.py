@@ -485,3 +485,15 @@ def test_a_proviso_is_not_the_rule_unless_the_question_is_its_case():
                       "战争、武装冲突、暴乱等情形或者受害人故意造成的，不承担责任。")[0]
     assert decide("核电站出事故漏辐射，我家鱼塘的鱼全死了，能找它赔吗？", nuclear).label == "可以"
     assert decide("核电站说损害是因为战争、武装冲突造成的，我还能找它赔吗？", nuclear).label == "不可以"
+
+
+GROUNDS = ("有下列情形之一的，用人单位提前三十日以书面形式通知劳动者本人后，可以解除劳动合同：（一）劳动者不能胜任工作，"
+           "经过培训或者调整工作岗位，仍不能胜任工作的；")
+
+
+def test_a_ground_whose_step_was_skipped_does_not_permit_the_conduct():
+    item = clauses(GROUNDS)[1]
+    assert item.item == "（一）"
+    assert decide("公司说我业绩不行，没培训也没调岗就书面通知辞退我，这样合法吗？", item).label == "不可以"
+    # the item's own negation (不能胜任) is the case it is for, not a step skipped
+    assert decide("主管说我不能胜任，提前一个月书面通知我走人，这合法吗？", item).label != "不可以"

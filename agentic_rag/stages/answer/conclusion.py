@@ -173,6 +173,11 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
     asking = final_clause(question)
     if mod == "permit" and _REFUSAL.search(asking):
         return "视情况"  # 「我们能拒绝检查吗」 against 「部门可以实施现场检查」: the permission is the other side's
+    if mod == "permit" and clause.lead and _CONDUCT.search(asking) and not _CONSENT.search(clause.text) and \
+            skipped_duty(question, _NEGATED_PART.sub("", clause.text), common):
+        # 「没培训也没调岗就辞退我，合法吗」 against 「…经过培训或者调整工作岗位，仍不能胜任工作的」: a step the ground
+        # needs was not taken (what the item itself negates, 不能胜任, is the case, not a step)
+        return "不可以"
     if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
         return "视情况" if _CONSENT.search(clause.text) else "可以"
     if mod == "permit" and imposes_penalty(clause.text):
@@ -349,6 +354,7 @@ _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告
 # the question, the duty it skipped. Not where it answered with a legal basis (券商说法规规定要保存…所以不删): whether
 # that basis holds decides. A 规定 the question itself tells of (集体合同…规定了工资) is no basis the other side cited.
 _NEGATED = re.compile(r"(没有?|未|不)(?=[\u4e00-\u9fff])")
+_NEGATED_PART = re.compile(r"(没有?|未|不)[^，,；;。]*")
 _CLAIMED_BASIS = re.compile(r"(说|称|表示|讲|回复|答复|告诉|解释)[^。？！?!]{0,20}(法规|法律|规定|依法)"
                             r"|法律规定|法规规定|有关规定|按规定|依法")
 # The asking clause asks whether what someone did is lawful (这样合法吗, 能这样吗), not whether someone may do a named act.

@@ -18,7 +18,7 @@ Modality = Literal["prohibit", "oblige", "permit", "exempt", "none"]
 # Two words are not the sentence's modality where they only qualify another: 「有权…退货，且无需说明理由」 is a right
 # (the 无需 says how it is used), and 「可以决定禁止其…担任」 is a power to prohibit, not a prohibition.
 _MODALITIES: tuple[tuple[Modality, re.Pattern], ...] = (
-    ("exempt", re.compile(r"(?<![且并而])(不需|无需|不需要|不必|不适用|不受.{0,10}限制|免除|不承担|不予)")),
+    ("exempt", re.compile(r"(?<![且并而])(不需|无需|不需要|不必|不适用|不受.{0,10}限制|免除|不再?承担|不予)")),
     ("prohibit", re.compile(r"不得|(?<!决定)(?<!可以)(?<!有权)(?<!责令)禁止|严禁|不能|不应当|无效")),
     ("permit", re.compile(r"有权|方可|可以|享有|准许")),
     ("oblige", re.compile(r"应当|必须|须|负有|有义务|承担")),

@@ -47,7 +47,8 @@ def test_clauses_read_list_items_with_their_introduction_and_keep_the_sentence_f
     ("个人信息是以电子方式记录的各种信息", "none"),
     # a word that only qualifies another is not the modality: a right used without reasons, a power to prohibit
     ("消费者有权自收到商品之日起七日内退货，且无需说明理由", "permit"), ("禁止非法买卖", "prohibit"),
-    ("处十万元以上一百万元以下罚款，并可以决定禁止其在一定期限内担任相关企业的董事", "permit")])
+    ("处十万元以上一百万元以下罚款，并可以决定禁止其在一定期限内担任相关企业的董事", "permit"),
+    ("保证人对未经其同意转移的债务不再承担保证责任", "exempt")])
 def test_modality_of_a_sentence(text, expected):
     assert modality(text) == expected
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from agentic_rag.legal.modality import clauses, modality
-from agentic_rag.stages.answer.conclusion import ask_kind, decide, grantee, stated_label
+from agentic_rag.stages.answer.conclusion import ask_kind, clause_modality, decide, grantee, stated_label
 from agentic_rag.stages.answer.support import (
     SupportModel,
     bigram_support,
@@ -498,3 +498,12 @@ def test_a_ground_whose_step_was_skipped_does_not_permit_the_conduct():
     assert decide("公司说我业绩不行，没培训也没调岗就书面通知辞退我，这样合法吗？", item).label == "不可以"
     # the item's own negation (不能胜任) is the case it is for, not a step skipped
     assert decide("主管说我不能胜任，提前一个月书面通知我走人，这合法吗？", item).label != "不可以"
+
+
+def test_a_proviso_that_names_its_cases_by_number_keeps_the_whole_sentence_s_modality():
+    # its case (前款第二项至第七项) cannot be matched in words: read as before, not as the bare duty (ans-pipl-030 turned
+    # 需要, the opposite of the law, with the proviso cut off)
+    consent = clauses("依照本法其他有关规定，处理个人信息应当取得个人同意，但是有前款第二项至第七项规定情形的，"
+                      "不需取得个人同意。")[0]
+    assert clause_modality(consent) == "exempt"
+    assert decide("平台把我的收货地址交给了快递公司，这需要先征得我同意吗？", consent).label == "不需要"

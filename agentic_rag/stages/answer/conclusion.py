@@ -119,8 +119,10 @@ def clause_modality(clause: Clause) -> str:
     it decides only where the question is its case (`exception_applies`, which turns the rule's label)."""
     if clause.lead:
         return modality_of(clause.lead)
-    rule = re.split(r"[；;，,]\s*但(?:是)?[，,]?", clause.text, maxsplit=1)[0]
-    return modality_of(rule) if rule != clause.text and modality_of(rule) != "none" else clause.modality
+    rule, *proviso = re.split(r"[；;，,]\s*但(?:是)?[，,]?", clause.text, maxsplit=1)
+    if not proviso or _CROSS_REFERENCE.search(proviso[0]) or modality_of(rule) == "none":
+        return clause.modality  # 「但是有前款第二项至第七项规定情形的，不需取得个人同意」: its case is not in words to match
+    return modality_of(rule)
 
 
 def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTING) -> Decision:
@@ -340,6 +342,7 @@ _CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(�
 # 合同条件的): it depends. A bare declaration (自然人享有隐私权) grants no act, so it decides no "may they?".
 _OPEN_STANDARD = re.compile(r"合理的?范围|情节|符合[^，。；]{0,16}条件|经[^，。；]{0,10}(同意|批准)")
 _GRANTS = re.compile(r"可以|有权|准许")
+_CROSS_REFERENCE = re.compile(r"前款|前条|第[一二三四五六七八九十]+[项款条]|本法第")
 _LIABILITY = re.compile(r"追究[^，。；]{0,4}责任|依法给予处分|构成犯罪")
 _MAY = re.compile(r"能|可以")
 # What may stand before 能/可以 when the asker asks about their own act (「那我现在还能撤回吗」, 「就可以离职吗」).

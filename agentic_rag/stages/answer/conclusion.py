@@ -120,9 +120,10 @@ def clause_modality(clause: Clause) -> str:
     if clause.lead:
         return modality_of(clause.lead)
     rule, *proviso = re.split(r"[；;，,]\s*但(?:是)?[，,]?", clause.text, maxsplit=1)
-    if not proviso or _CROSS_REFERENCE.search(proviso[0]) or modality_of(rule) == "none":
+    mod = modality_of(rule)
+    if not proviso or _CROSS_REFERENCE.search(proviso[0]) or mod == "none":
         return clause.modality  # 「但是有前款第二项至第七项规定情形的，不需取得个人同意」: its case is not in words to match
-    return modality_of(rule)
+    return mod
 
 
 def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTING) -> Decision:
@@ -227,10 +228,10 @@ def permitted_act_asked(question: str, clause: Clause, common: frozenset[str] = 
     word = _PERMIT_WORD.search(clause.full)
     if not word or _REFUSAL.search(final_clause(question)):
         return False
-    act = hanzi_bigrams(clause.full[word.end():]) - common
-    named = hanzi_bigrams(grantee(clause.full)) - common
     if re.search(r"的[，,]", clause.full[:word.start()]) and not condition_met(question, clause, common):
         return False  # a permission on a condition (「…达到全部价款的五分之一，经催告后…的，出卖人可以…」)
+    act = hanzi_bigrams(clause.full[word.end():]) - common
+    named = hanzi_bigrams(grantee(clause.full)) - common
     return len(act & hanzi_bigrams(asked_part(question))) >= 2 and bool(named & hanzi_bigrams(question))
 
 
@@ -356,8 +357,9 @@ _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告
 # The other side did not do something (没写工资, 一分钱不发, 压根没拿给职工代表大会讨论): with the duty's own words in
 # the question, the duty it skipped. Not where it answered with a legal basis (券商说法规规定要保存…所以不删): whether
 # that basis holds decides. A 规定 the question itself tells of (集体合同…规定了工资) is no basis the other side cited.
-_NEGATED = re.compile(r"(没有?|未|不)(?=[\u4e00-\u9fff])")
-_NEGATED_PART = re.compile(r"(没有?|未|不)[^，,；;。]*")
+_NEGATION = r"(没有?|未|不)"
+_NEGATED = re.compile(rf"{_NEGATION}(?=[\u4e00-\u9fff])")
+_NEGATED_PART = re.compile(rf"{_NEGATION}[^，,；;。]*")  # a negation and the rest of its clause
 _CLAIMED_BASIS = re.compile(r"(说|称|表示|讲|回复|答复|告诉|解释)[^。？！?!]{0,20}(法规|法律|规定|依法)"
                             r"|法律规定|法规规定|有关规定|按规定|依法")
 # The asking clause asks whether what someone did is lawful (这样合法吗, 能这样吗), not whether someone may do a named act.

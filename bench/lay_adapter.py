@@ -5,7 +5,8 @@ questions for the PIPL and six-law indexes, chosen on their dev halves, reported
 Training questions, each with its gold articles (law, number) in the six-law index:
   * STARD's official training split (never its dev split) where every gold article is in the six laws;
   * eval/synthetic_lay.jsonl: 540 lay questions written from the articles' own text, one per article of the five
-    smaller laws and of 200 random 民法典 articles, none near an eval question (--synthetic none: without them);
+    smaller laws and of 200 random 民法典 articles, none near an eval question (--synthetic none: without them;
+    eval/synthetic_lay_round2.jsonl, 833 more, and --follow-ups were tried at stop 44 and not shipped);
   * the dev halves of this project's sets: the answers set, the PIPL and several-law eval sets (every other
     question of each type, eval/calibrate_gate.py's halves; article lookups left out: they are looked up, not
     searched) and the conversation set's turns with gold (their labelled standalone question).
@@ -19,7 +20,7 @@ article was also gold of a dev question (how much of the gain could be recall of
     .venv/bin/python bench/lay_adapter.py --index-dir data-multilaw --json bench/results/lay_adapter.json [--save]
 
 ~5 min on 2 cores (encoding ~1,750 questions, six fits). --save writes the adapter with its provenance into
-agentic_rag/resources/ (query_adapter.npy + .json).
+agentic_rag/resources/ (query_adapter.npy + .json), or to --save PATH (a candidate to try with QUERY_ADAPTER=PATH).
 """
 from __future__ import annotations
 
@@ -79,6 +80,19 @@ def synthetic_questions(path: Path) -> list[dict]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [{"set": "synthetic", "split": "train", "kb": "pipl" if r["law"] == PIPL else "multilaw",
              "text": r["query"], "gold": [(r["law"], r["article"])]} for r in rows]
+
+
+def follow_up_questions(path: Path) -> list[dict]:
+    """Follow-ups written after a synthetic question (eval/synthetic_follow_ups.README.md), as the app searches them
+    when no model rewrites them: the rule form 「上一问题：…；追问：…」, gold the article that decides the follow-up."""
+    if path.name == "none":
+        return []
+    from agentic_rag.stages.contextualise.prompt import FALLBACK
+
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [{"set": "follow_up", "split": "train", "kb": "pipl" if r["law"] == PIPL else "multilaw",
+             "text": FALLBACK.format(previous=r["first_question"], follow_up=r["follow_up"]),
+             "gold": [(r["law"], r["article"])]} for r in rows]
 
 
 def stard_questions(laws: set[str]) -> list[dict]:
@@ -146,10 +160,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index-dir", type=Path, default=PROJECT_ROOT / "data-multilaw", help="the six-law index")
     parser.add_argument("--json", type=Path, default=PROJECT_ROOT / "bench" / "results" / "lay_adapter.json")
-    parser.add_argument("--save", action="store_true", help="write the adapter into agentic_rag/resources/")
-    parser.add_argument("--synthetic", type=Path, default=EVAL / "synthetic_lay.jsonl",
+    parser.add_argument("--save", type=Path, nargs="?", const=OUT,
+                        help="write the adapter (default: into agentic_rag/resources/, where the app reads it)")
+    parser.add_argument("--synthetic", type=Path, nargs="+", default=[EVAL / "synthetic_lay.jsonl"],
                         help="lay questions written from the articles' text, fitted on ('none': STARD and the dev "
-                             "halves only, the stop-35 adapter)")
+                             "halves only, the stop-35 adapter; stop 44 also tried eval/synthetic_lay_round2.jsonl)")
+    parser.add_argument("--follow-ups", type=Path, default=Path("none"),
+                        help="follow-ups written after synthetic questions (eval/synthetic_follow_ups.jsonl), fitted "
+                             "on in their rule form; default none, as shipped (stop 44: no gain)")
     args = parser.parse_args()
     t_start = time.perf_counter()
 
@@ -164,14 +182,17 @@ def main() -> None:
     row = {(d.law, d.article): i for i, d in enumerate(documents)}
     laws = sorted({d.law for d in documents})
     questions = [q for q in project_questions() + stard_questions(set(laws))
-                 + synthetic_questions(args.synthetic) if all(k in row for k in q["gold"])]
+                 + [q for path in args.synthetic for q in synthetic_questions(path)]
+                 + follow_up_questions(args.follow_ups)
+                 if all(k in row for k in q["gold"])]
     log(f"{len(questions)} questions; encoding")
     vectors = retriever.embedder.encode_queries([q["text"] for q in questions])
     gold_rows = [[row[k] for k in q["gold"]] for q in questions]
     ranker = Ranker(docs, [d.law for d in documents], vectors, questions, gold_rows)
 
     # fitted on in every fold: STARD's training split and the synthetic questions (never reported on)
-    always_fit = [i for i, q in enumerate(questions) if q["set"] in ("stard", "synthetic") and q["split"] == "train"]
+    always_fit = [i for i, q in enumerate(questions) if q["set"] in ("stard", "synthetic", "follow_up")
+                  and q["split"] == "train"]
     dev = [i for i, q in enumerate(questions) if q["set"] != "stard" and q["split"] == "dev"]
     strength, cv = choose_strength(ranker, always_fit, dev)
     w, info = qa.train(vectors[always_fit + dev], [ranker.rows[i] for i in always_fit + dev], docs)
@@ -190,15 +211,16 @@ def main() -> None:
                                "adapted": scores(ranker.ranks(ids, strength * w))}
                         for part, ids in parts.items() if ids}
         log(f"{name}: {report[name]['all']}")
-    synthetic = sum(questions[i]["set"] == "synthetic" for i in always_fit)
-    provenance = {"fitted_on": f"{len(always_fit) - synthetic} STARD train questions (six laws) + {synthetic} "
-                               f"synthetic lay questions + {len(dev)} dev-half questions of this project's sets",
+    count = {s: sum(questions[i]["set"] == s for i in always_fit) for s in ("stard", "synthetic", "follow_up")}
+    follow_ups = f" + {count['follow_up']} synthetic follow-ups" if count["follow_up"] else ""
+    provenance = {"fitted_on": f"{count['stard']} STARD train questions (six laws) + {count['synthetic']} synthetic "
+                               f"lay questions{follow_ups} + {len(dev)} dev-half questions of this project's sets",
                   "index": "the six-law index (its stored vectors)",
                   "chosen_by": "R@5 + MRR@10, 5-fold over the dev-half questions", "script": "bench/lay_adapter.py"}
     write_json(args.json, {"strength": strength, "cv_dev": cv, "fit": info, "held_out": report, **provenance}, t_start)
     if args.save and w is not None:
-        qa.QueryAdapter(w, retriever.embedder.model_id, provenance, strength).save(OUT)
-        log(f"saved {OUT}")
+        qa.QueryAdapter(w, retriever.embedder.model_id, provenance, strength).save(args.save)
+        log(f"saved {args.save}")
 
 
 if __name__ == "__main__":

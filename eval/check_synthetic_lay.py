@@ -12,8 +12,8 @@ Checks (any failure → exit status 1):
   * no query is near another set's question (character-bigram Jaccard >= 0.35, stricter than the answers set's
     0.6): the adapter is fitted on these, and every eval set is reported as held out.
 With --follow-ups (eval/synthetic_follow_ups.README.md): law, first_article, first_question (a line of
-synthetic_lay.jsonl or synthetic_lay_round2.jsonl), follow_up and article, nothing else; the article exists; no article number; no follow-up near
-an eval message.
+synthetic_lay.jsonl or synthetic_lay_round2.jsonl), follow_up and article, nothing else; the article exists; no
+article number; no follow-up near an eval message.
 """
 from __future__ import annotations
 

@@ -30,3 +30,21 @@ def test_the_labelled_sets_pass_their_checkers(args):
     done = hermetic.run([sys.executable, *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "OK" in done.stdout
+
+
+def test_the_follow_up_checker_names_each_fault():
+    """`check_synthetic_lay.follow_up_problems` on hand-made rows (no data files): a first question that is not a
+    synthetic one, an article outside the laws, an article number, a follow-up that repeats an eval message."""
+    sys.path.insert(0, str(PROJECT_ROOT / "eval"))
+    from check_synthetic_lay import bigrams, follow_up_problems
+
+    law = "中华人民共和国个人信息保护法"
+    firsts = {(law, 13, "健身房把我手机号给了别人，可以吗？")}
+    good = {"law": law, "first_article": 13, "first_question": "健身房把我手机号给了别人，可以吗？",
+            "follow_up": "那他们会被罚多少？", "article": 66}
+    rows = [good, {**good, "first_question": "另一个问题？"}, {**good, "article": 999},
+            {**good, "follow_up": "按第六十六条罚多少？"}, {**good, "follow_up": "这种App会被罚吗？"}, {**good, "extra": 1}]
+    found = follow_up_problems(rows, {(law, 13), (law, 66)}, [bigrams("这种App会被罚吗？")], firsts)
+    assert [p.split(":")[0] for p in found] == ["line 2", "line 3", "line 4", "line 5", "line 6"]
+    assert "not a line of" in found[0] and "not in the six laws" in found[1] and "article number" in found[2]
+    assert "near an eval message" in found[3] and "expected" in found[4]

@@ -107,6 +107,25 @@ def answers_rows(split_name: str):
         yield {**row, "set": ANSWERS.stem}, row["kb"], gold
 
 
+SYNTHETIC = ROOT / "eval" / "synthetic_lay_round2.jsonl"  # lay questions the shipped query adapter never saw
+SYNTHETIC_SAMPLE = {PIPL: 40, "中华人民共和国劳动合同法": 22, "中华人民共和国电子商务法": 22,
+                    "中华人民共和国消费者权益保护法": 22, "中华人民共和国数据安全法": 12, "中华人民共和国民法典": 32}
+
+
+def synthetic_rows():
+    """A sample per law (seed 44) of the second round of synthetic lay questions, each against its own knowledge
+    base; gold is the one article it was written from (incomplete: another article may govern too). For scoring and
+    probes, never a fit of the shipped gate: it has no out-of-scope questions."""
+    rows = [json.loads(line) for line in SYNTHETIC.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rng = random.Random(44)
+    for law, n in SYNTHETIC_SAMPLE.items():
+        for i, r in rng.sample([(i, r) for i, r in enumerate(rows) if r["law"] == law], n):
+            kb = "pipl" if law == PIPL else "multilaw"
+            gold = [r["article"]] if kb == "pipl" else [f"{law}:{r['article']}"]
+            yield {"id": f"syn2-{i:03d}", "query": r["query"], "type": "synthetic", "kb": kb,
+                   "set": "synthetic_round2", "split": "dev"}, kb, gold
+
+
 def eval_rows():
     for path in DATASETS:
         for row in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
@@ -121,16 +140,16 @@ def collect(args) -> None:
     from agentic_rag.stages.evidence import label, prompt_articles, shared_prefix
     from agentic_rag.stages.grade.prompt import relevance_questions
 
-    if args.split == "test" and FEATURES.resolve() == FIT_FEATURES.resolve():
-        raise SystemExit("the test half goes into its own --features file (the fit reads "
+    if (args.split == "test" or args.dataset == "synthetic") and FEATURES.resolve() == FIT_FEATURES.resolve():
+        raise SystemExit("the test half and the synthetic sample go into their own --features file (the fit reads "
                          f"{FIT_FEATURES.relative_to(ROOT)}): e.g. --features eval/results/gate_features_answers_test.jsonl")
     settings = get_settings().model_copy(update={"reranker": "none"})
     retrievers = {kb: LocalRetriever.from_settings(settings.model_copy(update={"data_dir": Path(d or settings.data_dir)}))
                   for kb, d in (("pipl", args.pipl_dir), ("multilaw", args.multilaw_dir))
-                  if args.dataset == "answers" or kb == "pipl"}
+                  if args.dataset != "eval" or kb == "pipl"}
     model = make_model("evaluator", settings)  # the embedded model, or an API model whose provider gives logprobs
     done = {json.loads(line)["id"] for line in FEATURES.read_text().splitlines()} if FEATURES.exists() else set()
-    rows = answers_rows(args.split) if args.dataset == "answers" else eval_rows()
+    rows = {"answers": lambda: answers_rows(args.split), "synthetic": synthetic_rows, "eval": eval_rows}[args.dataset]()
     for row, kb, gold in rows:
         if row["id"] in done or is_pure_lookup(row["query"]):
             continue
@@ -543,9 +562,10 @@ if __name__ == "__main__":
     p.add_argument("--features", type=Path, default=FEATURES, help="the features file (one per evaluator model)")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("collect")
-    c.add_argument("--dataset", choices=("eval", "answers"), default="eval",
+    c.add_argument("--dataset", choices=("eval", "answers", "synthetic"), default="eval",
                    help="eval: the PIPL and several-law retrieval sets (PIPL index); answers: eval/answers_eval.jsonl, "
-                        "each row against its own knowledge base")
+                        "each row against its own knowledge base; synthetic: 150 of eval/synthetic_lay_round2.jsonl "
+                        "(into its own --features file)")
     c.add_argument("--split", choices=("dev", "test"), default="dev",
                    help="answers: the half collected; test only into its own --features file, to score a fitted gate "
                         "on lay questions it never saw (`score`), never to fit on")

@@ -60,3 +60,16 @@ def test_the_test_half_is_never_collected_into_the_file_the_fit_reads(monkeypatc
         assert "--features" in str(e)
     else:
         raise AssertionError("collect --split test wrote into the fit's features file")
+
+
+def test_the_synthetic_sample_is_fixed_and_each_row_names_its_own_knowledge_base():
+    """`collect --dataset synthetic` reads a fixed sample per law of eval/synthetic_lay_round2.jsonl (seed 44): the
+    stored features (eval/results/gate_features_synthetic_round2.jsonl) are these rows, in this order."""
+    rows = list(calibrate_gate.synthetic_rows())
+    assert len(rows) == sum(calibrate_gate.SYNTHETIC_SAMPLE.values()) == 150
+    assert [r["id"] for r, _, _ in rows] == [r["id"] for r, _, _ in calibrate_gate.synthetic_rows()]
+    stored = (PROJECT_ROOT / "eval" / "results" / "gate_features_synthetic_round2.jsonl").read_text(encoding="utf-8")
+    assert [json.loads(line)["id"] for line in stored.splitlines()] == [r["id"] for r, _, _ in rows]
+    for r, kb, gold in rows:
+        assert (kb == "pipl") == isinstance(gold[0], int)
+        assert kb == "pipl" or gold[0].startswith("中华人民共和国") and ":" in gold[0]

@@ -73,26 +73,27 @@ def project_questions() -> list[dict]:
     return [q for q in out if q["gold"]]
 
 
-def synthetic_questions(path: Path) -> list[dict]:
-    """Lay questions written from each article's text alone (eval/synthetic_lay.README.md); training only."""
+def _written(path: Path, set_name: str, text) -> list[dict]:
+    """Training questions written for this project (one JSON line each, with its law and article); 'none': none."""
     if path.name == "none":
         return []
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [{"set": "synthetic", "split": "train", "kb": "pipl" if r["law"] == PIPL else "multilaw",
-             "text": r["query"], "gold": [(r["law"], r["article"])]} for r in rows]
+    return [{"set": set_name, "split": "train", "kb": "pipl" if r["law"] == PIPL else "multilaw", "text": text(r),
+             "gold": [(r["law"], r["article"])]} for r in rows]
+
+
+def synthetic_questions(path: Path) -> list[dict]:
+    """Lay questions written from each article's text alone (eval/synthetic_lay.README.md); training only."""
+    return _written(path, "synthetic", lambda r: r["query"])
 
 
 def follow_up_questions(path: Path) -> list[dict]:
     """Follow-ups written after a synthetic question (eval/synthetic_follow_ups.README.md), as the app searches them
     when no model rewrites them: the rule form 「上一问题：…；追问：…」, gold the article that decides the follow-up."""
-    if path.name == "none":
-        return []
+    from agentic_rag.stages.contextualise.agent import rule_form
     from agentic_rag.stages.contextualise.prompt import FALLBACK
 
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [{"set": "follow_up", "split": "train", "kb": "pipl" if r["law"] == PIPL else "multilaw",
-             "text": FALLBACK.format(previous=r["first_question"], follow_up=r["follow_up"]),
-             "gold": [(r["law"], r["article"])]} for r in rows]
+    return _written(path, "follow_up", lambda r: rule_form(FALLBACK, r["first_question"], r["follow_up"]))
 
 
 def stard_questions(laws: set[str]) -> list[dict]:

@@ -54,14 +54,21 @@ def problems(rows: list[dict], articles: set[tuple[str, int]], others: list[set[
                 or not isinstance(row["query"], str) or not row["query"].strip():
             out.append(f"line {i}: expected law, article (int), query: {row}")
             continue
-        if (row["law"], row["article"]) not in articles:
-            out.append(f"line {i}: {row['law']} article {row['article']} is not in the six laws")
-        if ARTICLE_NUMBER.search(row["query"]):
-            out.append(f"line {i}: names an article number: {row['query']}")
-        mine = bigrams(row["query"])
-        near = max((jaccard(mine, b) for b in others), default=0.0)
-        if near >= JACCARD_LIMIT:
-            out.append(f"line {i}: near an eval question (J={near:.2f}): {row['query']}")
+        out += written_problems(i, row["law"], row["article"], row["query"], articles, others, "question")
+    return out
+
+
+def written_problems(i: int, law: str, article: int, text: str, articles: set[tuple[str, int]],
+                     others: list[set[str]], what: str) -> list[str]:
+    """Line `i`'s article exists, its text names no article number and is not near an eval `what`."""
+    out = []
+    if (law, article) not in articles:
+        out.append(f"line {i}: {law} article {article} is not in the six laws")
+    if ARTICLE_NUMBER.search(text):
+        out.append(f"line {i}: names an article number: {text}")
+    near = max((jaccard(bigrams(text), b) for b in others), default=0.0)
+    if near >= JACCARD_LIMIT:
+        out.append(f"line {i}: near an eval {what} (J={near:.2f}): {text}")
     return out
 
 
@@ -74,13 +81,7 @@ def follow_up_problems(rows: list[dict], articles: set[tuple[str, int]], others:
             continue
         if (row["law"], row["first_article"], row["first_question"]) not in firsts:
             out.append(f"line {i}: the first question is not a line of {DEFAULT.name} or {ROUND2.name}")
-        if (row["law"], row["article"]) not in articles:
-            out.append(f"line {i}: {row['law']} article {row['article']} is not in the six laws")
-        if ARTICLE_NUMBER.search(row["follow_up"]):
-            out.append(f"line {i}: names an article number: {row['follow_up']}")
-        near = max((jaccard(bigrams(row["follow_up"]), b) for b in others), default=0.0)
-        if near >= JACCARD_LIMIT:
-            out.append(f"line {i}: near an eval message (J={near:.2f}): {row['follow_up']}")
+        out += written_problems(i, row["law"], row["article"], row["follow_up"], articles, others, "message")
     return out
 
 

@@ -28,8 +28,7 @@ def load(name: str) -> list[dict]:
 def evidence(r: dict, m: dict) -> list[float]:
     """The first article's logit, the retrieval signals, the gaps to the rest, the first article's P(relevant)."""
     d, c, s = r["diffs"], r["cosines"], r["signals"]
-    w = m["relevance"]
-    p_first = cg.sigmoid(w[0] + w[1] * d[0] + w[2] + w[3] * c[0])  # rank 0: 1 / (0 + 1)
+    p_first = cg.total(r, m)[1][0]  # the shipped judge's unshifted P(relevant) of the first article
     return [d[0], s["best_cosine"], s["cosine_margin"], s["lexical_overlap"], c[0] - c[1], d[0] - max(d[1:]), p_first]
 
 

@@ -136,6 +136,10 @@ class Settings(BaseSettings):
     support_llm: Literal["auto", "off"] = Field(
         "auto", description="auto: the support check of the model's sentences also reads the model's 是/否 logit "
                             "where it can give one (the embedded model) and the fitted weights use it; off: the code checks only")
+    polarity_llm: Literal["auto", "off"] = Field(
+        "auto", description="auto: where the label rules say 视情况 on a yes/no question, the embedded model's 是/否 "
+                            "logit decides at its calibrated extremes (resources/polarity_calibration.json, that "
+                            "model's only); off: the rules' label stands")
     quality_threshold: int = Field(32, ge=0, le=40)
     min_vector_score: float = Field(
         0.22, description="best dense cosine below this → FAIL without asking the grader (off-topic). Calibrated for "

@@ -348,3 +348,42 @@ def test_the_tasks_own_words_copied_after_the_label_are_not_shown(fake_settings)
         assert text.startswith("**结论**：不可以。网站不能把您的浏览记录卖给广告商。\n\n**依据**：") and "开头" not in text
         if streaming:
             assert "".join(e.content.parts[0].text for e in events if e.partial) == text
+
+
+def test_an_it_depends_label_is_decided_by_the_embedded_models_logit_only_at_its_extremes(fake_settings):
+    # the label rules answer this 视情况 (第二十七条: 可以 … 个人明确拒绝的除外); the embedded model's 是/否 logit on the
+    # answer's own prefix decides it where it is far from the middle (resources/polarity_calibration.json)
+    embedded = fake_settings.model_copy(update={"agentic_rag_model": "local/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"})
+    kw = dict(path="pass", question="有公司抓取网上公开的简历卖给猎头，这合法吗？", numbers=(27, 10), relevant=(27,))
+    labels = {}
+    for d in (3.0, 0.2, -3.0):
+        model = MockScoringModel.create("取决于个人是否明确拒绝。")
+        model.diffs = [d]
+        _, final, _ = answer(embedded, model=model, **kw)
+        prefix, tails = model.scored[0]
+        assert model.prompts[0].startswith(prefix) and "是否合法、被允许" in tails[0]  # the sentence reuses the prefix
+        labels[d] = (ANSWER.get(final).asks[0].label, ANSWER.get(final).asks[0].rule.endswith("/model"))
+        assert FINAL_ANSWER.get(final).startswith(f"**结论**：{labels[d][0]}。")
+    assert labels == {3.0: ("可以", True), 0.2: ("视情况", False), -3.0: ("不可以", True)}
+
+
+def test_another_model_or_the_setting_off_keeps_the_rules_it_depends(fake_settings):
+    kw = dict(path="pass", question="有公司抓取网上公开的简历卖给猎头，这合法吗？", numbers=(27, 10), relevant=(27,))
+    other_gguf = fake_settings.model_copy(update={"agentic_rag_model": "local/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"})
+    off = fake_settings.model_copy(update={"agentic_rag_model": "local/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+                                           "polarity_llm": "off"})
+    for settings in (fake_settings, other_gguf, off):  # an API model; a GGUF the thresholds are not for; off
+        model = MockScoringModel.create("取决于个人是否明确拒绝。")
+        model.diffs = [9.0]
+        _, final, _ = answer(settings, model=model, **kw)
+        assert ANSWER.get(final).asks[0].label == "视情况"
+        assert all("是否合法、被允许" not in t for _, tails in model.scored for t in tails)
+
+
+def test_a_definite_label_of_the_rules_is_never_put_to_the_model(fake_settings):
+    embedded = fake_settings.model_copy(update={"agentic_rag_model": "local/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"})
+    model = MockScoringModel.create("不可以，网站不能出售他人个人信息。")
+    model.diffs = [9.0]
+    _, final, _ = answer(embedded, model=model, path="pass")
+    assert ANSWER.get(final).asks[0].label == "不可以"
+    assert all("是否合法、被允许" not in t for _, tails in model.scored for t in tails)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import ClassVar
 
 from google.adk.agents.invocation_context import InvocationContext
@@ -29,6 +30,7 @@ from ...conversation import offered_articles
 from ...legal.modality import imposes_penalty
 from ...legal.vocabulary import DRAFTING
 from ...llm.call import CAUSE_TEXT, ModelFailure, score
+from ...llm.models import LOCAL_PREFIX, model_name
 from ...llm.scoring import ScoringUnsupported
 from ...retrieval.types import Article
 from ...safety.fence import RULE, web_block
@@ -57,7 +59,7 @@ from ...state import (
 )
 from ..base import SYSTEM, LlmStage
 from ..evidence import label, prompt_articles, shared_prefix
-from . import form, prompt
+from . import form, polarity, prompt
 from .citations import Evidence, check, note
 from .conclusion import asks_penalty, decide
 from .deciding import Embed, embedder_similarity, governing_order, is_remedy, rank_clauses
@@ -219,6 +221,8 @@ class AnswerStage(LlmStage):
         state = ctx.session.state
         one_law = KB_LAW.get(state) is not None
         plans = await asyncio.to_thread(self._plans, state, ev)
+        if path == "pass":
+            await self._polarity(ctx, plans, ev, one_law)
         if path == "hedged":
             yield self._final(ctx, self._hedged_text(plans, one_law, kb_label(state)),
                               self._listed(Citations(), form.quoted_articles(plans)), path, self._answer("ambiguous",
@@ -262,6 +266,28 @@ class AnswerStage(LlmStage):
                 plan.extra = [(second.article, second.clause)] if second else []
             plans.append(plan)
         return plans
+
+    async def _polarity(self, ctx: InvocationContext, plans: list[form.AskPlan], ev: Evidence, one_law: bool) -> None:
+        """A single yes/no ask the rules left at 视情况, decided by the embedded model where its 是/否 logit is far from
+        the middle (`polarity`); on the prefix the sentence's call reuses, so it costs the tail."""
+        question = QUESTION.get(ctx.session.state, "")
+        task = polarity.tail(plans[0].question, plans[0].label) if len(plans) == 1 and plans[0].clause else None
+        if task is None or self._settings.polarity_llm == "off" or not self._polarity_calibrated():
+            return
+        prefix = shared_prefix(question, form.quoted_articles(plans), one_law)
+        try:
+            scored = await score(self._model, SYSTEM, prefix, [task], role=self.role, budget=self.run_of(ctx).budget,
+                                 timeout_s=self._settings.llm_timeout_s)
+        except (AttributeError, ScoringUnsupported, ModelFailure):  # the rules' 视情况 stands; an outage shows later
+            return
+        label = polarity.decided(plans[0].question, scored.diffs[0], polarity.polarity_model()) if scored.diffs else None
+        if label:
+            plans[0].label, plans[0].rule = label, f"{plans[0].rule}/model"
+
+    def _polarity_calibrated(self) -> bool:
+        """The thresholds are the embedded model's they were chosen for; another model's logits are on another scale."""
+        name = model_name(self.role, self._settings)
+        return name.startswith(LOCAL_PREFIX) and Path(name[len(LOCAL_PREFIX):]).name == polarity.polarity_model().model
 
     def _common_words(self, law: str | None) -> frozenset[str]:
         """The words every article of `law` in the knowledge base has (only drafting words without one)."""

@@ -46,6 +46,13 @@ SENTENCE = {
     "info": "【任务】法律咨询：请用一句话回答用户问的内容，只根据这条规定：“{clause}”，不超过 60 个字。"
             "不要重复问题，不要写条文中没有的内容。",
 }
+# Asked on the same prefix where the label rules say 视情况 on a yes/no question (`polarity`): the model's 是/否 logit
+# for the ask's kind; the thresholds in resources/polarity_calibration.json were chosen with these very words.
+POLARITY_TAIL = {
+    "permission": "【任务】只依据上面的法条判断：问题中所说的做法是否合法、被允许？只回答“是”或“否”。",
+    "need": "【任务】只依据上面的法条判断：问题中所问的事项是否需要（是法律的要求）？只回答“是”或“否”。",
+    "right": "【任务】只依据上面的法条判断：问题中的人是否有权这样做？只回答“是”或“否”。",
+}
 SENTENCES_MULTI = "【任务】法律咨询：用户的问题包含下面几问，结论已经确定。请每问写一行，每行一句话，以给定的结论开头，" \
                   "只依据给出的规定，每句不超过 60 个字；不要重复问题，不要写条文中没有的内容。\n{items}"
 MULTI_ITEM = "{n}. {question}（结论：{label}；依据：“{clause}”）"

@@ -54,16 +54,23 @@ def clause_embed():
     return embedder_similarity(embedder_from_settings(get_settings()), {})
 
 
-def evaluate(rows: list[dict], embed=None) -> dict:
+def decided(rows: list[dict], embed=None):
+    """Each row with its gold articles, the deciding clause the answer stage would choose among them, and the rules'
+    decision on it."""
     index = articles_by_key(rows)
     laws = {a.law for a in index.values()}
     common = {law: common_words([a.text for a in index.values() if a.law == law]) for law in laws}
-    results = []
     for row in rows:
-        ref = row["conclusion"]["label"]
         gold = [index[k] for k in gold_keys(row) if k in index]
         best = next(iter(rank_clauses(row["query"], gold, embed)), None)
-        decision = decide(row["query"], best.clause, common[best.article.law]) if best else decide(row["query"], None)
+        yield row, gold, best, decide(row["query"], best.clause, common[best.article.law]) if best else \
+            decide(row["query"], None)
+
+
+def evaluate(rows: list[dict], embed=None) -> dict:
+    results = []
+    for row, _, _, decision in decided(rows, embed):
+        ref = row["conclusion"]["label"]
         results.append({"id": row["id"], "type": row["type"], "ref": ref, "label": decision.label,
                         "rule": decision.rule, "correct": decision.label == ref,
                         "hard_wrong": OPPOSITE.get(ref) == decision.label})

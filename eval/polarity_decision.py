@@ -28,13 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "eval"))
 
-from conclusion_rules import articles_by_key, clause_embed, gold_keys  # noqa: E402
+from conclusion_rules import clause_embed, decided  # noqa: E402
 from report_io import probe_main  # noqa: E402
 
-from agentic_rag.legal.vocabulary import common_words  # noqa: E402
-from agentic_rag.stages.answer.conclusion import OPPOSITE, POLARITY_LABELS, ask_kind, decide  # noqa: E402
+from agentic_rag.stages.answer.conclusion import OPPOSITE, POLARITY_LABELS, ask_kind  # noqa: E402
 from agentic_rag.stages.answer import prompt  # noqa: E402
-from agentic_rag.stages.answer.deciding import rank_clauses  # noqa: E402
 from agentic_rag.stages.answer.polarity import NEGATIVE, POSITIVE  # noqa: E402
 from agentic_rag.stages.base import SYSTEM  # noqa: E402
 from agentic_rag.stages.evidence import shared_prefix  # noqa: E402
@@ -59,32 +57,37 @@ def polar_rows() -> list[dict]:
     return rows
 
 
-def collect(out: Path) -> None:
+def collect_rows(out: Path, rows: list[dict], system: str, line_of) -> None:
+    """Resumable into `out`: each row with the rules' decision on its gold articles, written as
+    `line_of(row, gold, best, decision, score)`, where `score(prefix, tails)` gives the embedded model's diffs."""
     from agentic_rag.config import get_settings
     from agentic_rag.llm.local import load_model, local_model_path
     from agentic_rag.llm.scoring import yes_no_diffs
 
-    rows, embed = polar_rows(), clause_embed()
-    index = articles_by_key(rows)
-    common = {law: common_words([a.text for a in index.values() if a.law == law]) for law in {a.law for a in index.values()}}
     settings = get_settings()
     llama = load_model(local_model_path(settings.local_llm, settings), settings).llama
     done = {json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()} if out.exists() else set()
     with open(out, "a", encoding="utf-8") as f:
-        for r in (r for r in rows if r["id"] not in done):
-            gold = [index[k] for k in gold_keys(r) if k in index]
-            best = next(iter(rank_clauses(r["query"], gold, embed)), None)
-            decision = decide(r["query"], best.clause if best else None, common[best.article.law] if best else frozenset())
-            kind = ask_kind(r["query"])
-            row = {"id": r["id"], "set": r["set"], "type": r["type"], "ref": r["conclusion"]["label"],
-                   "rule_label": decision.label, "rule": decision.rule, "kind": kind}
-            if decision.label == "视情况" and kind in POSITIVE and best:
-                prefix = shared_prefix(r["query"], [best.article], r["kb"] == "pipl")
-                scored = yes_no_diffs(llama, SYSTEM, prefix, [TAILS[kind], GENERIC, DEPENDS])
-                row.update(d_kind=round(scored.diffs[0], 3), d_generic=round(scored.diffs[1], 3),
-                           d_depends=round(scored.diffs[2], 3), seconds=round(scored.seconds, 2))
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            f.flush()
+        for r, gold, best, decision in decided(rows, clause_embed()):  # all rows: their laws' common words
+            if r["id"] not in done:
+                line = line_of(r, gold, best, decision, lambda prefix, tails: yes_no_diffs(llama, system, prefix, tails))
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+                f.flush()
+
+
+def scored_line(r: dict, gold, best, decision, score) -> dict:
+    kind = ask_kind(r["query"])
+    row = {"id": r["id"], "set": r["set"], "type": r["type"], "ref": r["conclusion"]["label"],
+           "rule_label": decision.label, "rule": decision.rule, "kind": kind}
+    if decision.label == "视情况" and kind in POSITIVE and best:
+        scored = score(shared_prefix(r["query"], [best.article], r["kb"] == "pipl"), [TAILS[kind], GENERIC, DEPENDS])
+        row.update(d_kind=round(scored.diffs[0], 3), d_generic=round(scored.diffs[1], 3),
+                   d_depends=round(scored.diffs[2], 3), seconds=round(scored.seconds, 2))
+    return row
+
+
+def collect(out: Path) -> None:
+    collect_rows(out, polar_rows(), SYSTEM, scored_line)
 
 
 def relabel(r: dict, tail: str, lo: float, hi: float) -> str:

@@ -23,19 +23,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "eval"))
 
-from conclusion_rules import articles_by_key, clause_embed, gold_keys  # noqa: E402
+from polarity_decision import collect_rows  # noqa: E402
 from report_io import probe_main  # noqa: E402
 
-from agentic_rag.legal.vocabulary import common_words  # noqa: E402
-from agentic_rag.stages.answer.conclusion import POLARITY_LABELS, ask_kind, decide  # noqa: E402
-from agentic_rag.stages.answer.deciding import rank_clauses  # noqa: E402
+from agentic_rag.stages.answer import prompt  # noqa: E402
+from agentic_rag.stages.answer.conclusion import POLARITY_LABELS, ask_kind  # noqa: E402
 
 OUT = ROOT / "eval" / "results" / "polarity_probe.jsonl"
 DATASETS = ("answers_eval.jsonl", "answers_fresh.jsonl")
 SYSTEM = "你是一名严谨的中国法律助手，只依据给出的法条回答。"
-TAILS = {"permission": "【任务】只依据上面的法条判断：问题中所说的做法是否合法、被允许？只回答“是”或“否”。",
-         "need": "【任务】只依据上面的法条判断：问题中所问的事项是否需要（是法律的要求）？只回答“是”或“否”。",
-         "right": "【任务】只依据上面的法条判断：问题中的人是否有权这样做？只回答“是”或“否”。"}
+TAILS = prompt.POLARITY_TAIL  # the same words as the shipped tails
 GENERIC = "【任务】只依据上面的法条，对用户问题的回答是肯定的吗？只回答“是”或“否”。"
 POSITIVE, NEGATIVE = {"可以", "需要"}, {"不可以", "不需要"}
 
@@ -46,29 +43,17 @@ def polar_rows() -> list[dict]:
     return [r for r in rows if r["conclusion"]["label"] in POLARITY_LABELS and r["gold"]]
 
 
-def collect(out: Path) -> None:
-    from agentic_rag.config import get_settings
-    from agentic_rag.llm.local import load_model, local_model_path
-    from agentic_rag.llm.scoring import yes_no_diffs
+def line(r: dict, gold, _, decision, score) -> dict:
+    kind = ask_kind(r["query"])
+    prefix = f"用户问题：{r['query']}\n\n法条：\n" + "\n".join(f"【{a.law}{a.article_cn}】{a.text}" for a in gold) + "\n\n"
+    diffs = score(prefix, [TAILS.get(kind, TAILS["permission"]), GENERIC]).diffs
+    return {"id": r["id"], "split": r["split"], "type": r["type"], "ref": r["conclusion"]["label"],
+            "rule_label": decision.label, "rule": decision.rule, "kind": kind,
+            "d_kind": round(diffs[0], 3), "d_generic": round(diffs[1], 3)}
 
-    rows, embed = polar_rows(), clause_embed()
-    index = articles_by_key(rows)
-    common = {law: common_words([a.text for a in index.values() if a.law == law]) for law in {a.law for a in index.values()}}
-    settings = get_settings()
-    llama = load_model(local_model_path(settings.local_llm, settings), settings).llama
-    done = {json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()} if out.exists() else set()
-    with open(out, "a", encoding="utf-8") as f:
-        for r in (r for r in rows if r["id"] not in done):
-            gold = [index[k] for k in gold_keys(r) if k in index]
-            best = next(iter(rank_clauses(r["query"], gold, embed)), None)
-            decision = decide(r["query"], best.clause if best else None, common[best.article.law] if best else frozenset())
-            kind = ask_kind(r["query"])
-            prefix = f"用户问题：{r['query']}\n\n法条：\n" + "\n".join(f"【{a.law}{a.article_cn}】{a.text}" for a in gold) + "\n\n"
-            diffs = yes_no_diffs(llama, SYSTEM, prefix, [TAILS.get(kind, TAILS["permission"]), GENERIC]).diffs
-            f.write(json.dumps({"id": r["id"], "split": r["split"], "type": r["type"], "ref": r["conclusion"]["label"],
-                                "rule_label": decision.label, "rule": decision.rule, "kind": kind,
-                                "d_kind": round(diffs[0], 3), "d_generic": round(diffs[1], 3)}, ensure_ascii=False) + "\n")
-            f.flush()
+
+def collect(out: Path) -> None:
+    collect_rows(out, polar_rows(), SYSTEM, line)
 
 
 def auroc(pos: list[float], neg: list[float]) -> float | None:

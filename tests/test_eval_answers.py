@@ -94,3 +94,21 @@ def test_the_cli_runs_the_workflow_over_the_labelled_rows(tmp_path, fake_data_di
     assert result["summary"]["by_type"]["no"]["n"] == 1 and len(checkpoint.read_text().splitlines()) == 1
     assert main(["answers", "--dataset", str(dataset), "--pipl-dir", str(fake_data_dir), "--checkpoint",
                  str(checkpoint), "--multilaw-dir", str(tmp_path / "none")]) == 0  # resumed: nothing runs again
+
+
+def test_a_refusal_is_scored_by_whether_its_listed_options_offer_a_governing_article():
+    from agentic_rag.retrieval.types import Article, Retrieval
+    from agentic_rag.state import RETRIEVAL
+
+    def refused(*numbers):
+        articles = [Article(id=f"{PIPL}#{n}", title=f"第{n}条", law=PIPL, article=n, article_cn=f"第{n}条", text="…")
+                    for n in numbers]
+        retrieval = Retrieval(query=ROW["query"], query_type="semantic", matcher="ensemble", articles=articles)
+        return score(ROW, {**state("很抱歉……", path="none", listed=()), **RETRIEVAL.delta(retrieval)})
+    assert [refused(*n)["refusal_lists"] for n in ((23, 47), (47, 10), (47, 16, 17, 20, 10))] == ["first", "listed", "no"]
+    answered = score(ROW, state("**结论**：不可以。"))
+    assert answered["refusal_lists"] is None  # an answer offers no options
+    rows = [{**ROW, **refused(23, 47), "latency_s": 1.0, "llm_calls": 1},
+            {**ROW, **refused(47, 16), "latency_s": 1.0, "llm_calls": 1}]
+    summary = metrics(rows)
+    assert summary["refusal_lists_governing_first"] == 0.5 and summary["refusal_lists_governing"] == 0.5

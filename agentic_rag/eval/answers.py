@@ -10,7 +10,9 @@ Per question (both knowledge bases in one run: the PIPL index and the six-law in
 * model_sentences / model_unsupported_proxy — the sentences the model wrote (recorded by the answer stage) and the
   share of them with less than half of their character bigrams in the given articles or the question: a cheap,
   independent proxy (the expert read in eval/results is the real measure);
-* refused (the "not in the knowledge base" reply), hedged (the ambiguous action), latency, first text, LLM calls.
+* refused (the "not in the knowledge base" reply), hedged (the ambiguous action), latency, first text, LLM calls;
+* refusal_lists — where the refusal lists the nearest articles for the user to pick from, whether a governing one
+  is among them ("first", "listed", "no"): a reply of its number answers from it (`conversation.refusal_pending`).
 
 Out-of-scope rows (out_of_kb / chitchat) are correct when no knowledge-base answer is given. Resumable like e2e:
 each finished question is appended to a checkpoint that records the configuration it ran with.
@@ -22,9 +24,11 @@ import json
 import re
 import time
 from collections.abc import Callable
+from operator import itemgetter
 from pathlib import Path
 
 from ..config import Settings
+from ..conversation import offered_articles
 from ..oneshot import ask
 from ..stages.answer.conclusion import OPPOSITE
 from ..stages.base import user_text
@@ -89,11 +93,10 @@ def score(row: dict, state: dict) -> dict:
     text = FINAL_ANSWER.get(state) or ""
     flat, path = squash(text), PATH.get(state)
     citations, answer = CITATIONS.get(state), ANSWER.get(state)
-    cited = set()
-    if citations is not None:
-        pairs = citations.listed + citations.valid_keys
-        cited = {key(p) for p in pairs} if row["kb"] == "multilaw" else {p[1] for p in pairs}
+    as_key = key if row["kb"] == "multilaw" else itemgetter(1)
+    cited = {as_key(p) for p in citations.listed + citations.valid_keys} if citations is not None else set()
     gold = gold_keys(row["gold"])
+    offered = [as_key((a.law, a.article)) for a in offered_articles(state)] if path == "none" else []
     answered = path in ANSWER_PATHS
     # the label the answer shows (its 结论 line); a lookup shows the article itself, which the stage records as 说明
     label = (answer.asks[0].label if answer and answer.asks and answer.asks[0].rule == "lookup"
@@ -111,6 +114,8 @@ def score(row: dict, state: dict) -> dict:
         "model_sentences": sentences,
         "model_unsupported_proxy": [s for s in sentences if bigram_support(s, sources) < 0.5],
         "cited": sorted(map(str, cited)),
+        "refusal_lists": (None if not offered or not gold else "first" if offered[0] in gold
+                          else "listed" if set(offered) & gold else "no"),
     }
 
 
@@ -150,6 +155,11 @@ def metrics(results: list[dict]) -> dict:
         "model_unsupported_proxy": _mean(s in r["model_unsupported_proxy"] for r in answered
                                          for s in r["model_sentences"]) if sentences else None,
         "refused": _mean(r["refused"] for r in scope), "hedged": _mean(r["hedged"] for r in scope),
+        # of in-scope refusals: the governing article offered first / among the options (older lines lack the field)
+        "refusal_lists_governing_first": _mean(r["refusal_lists"] == "first" for r in scope
+                                               if r["refused"] and "refusal_lists" in r),
+        "refusal_lists_governing": _mean(r["refusal_lists"] in ("first", "listed") for r in scope
+                                         if r["refused"] and "refusal_lists" in r),
         "out_of_scope_rejected": _mean(not r["answered"] for r in out),
         "p50_latency_s": _p50(r["latency_s"] for r in results),
         "p50_first_text_s": _p50(r.get("first_text_s") for r in results),

@@ -11,6 +11,7 @@ refusals that list no governing article get no reply.
 
     nice .venv/bin/python bench/refusal_pick.py --split test --checkpoint bench/results/refusal_pick.jsonl \
         --json bench/results/refusal_pick.json
+    nice .venv/bin/python bench/refusal_pick.py --dataset eval/answers_fresh2.jsonl --split fresh --checkpoint …
 """
 from __future__ import annotations
 
@@ -125,13 +126,14 @@ def summarize(results: list[dict]) -> dict:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--split", default="test", choices=("dev", "test"))
+    p.add_argument("--dataset", type=Path, default=ANSWERS, help="an answers set (e.g. eval/answers_fresh.jsonl)")
+    p.add_argument("--split", default="test", choices=("dev", "test", "fresh"))
     p.add_argument("--pipl-dir", default="data")
     p.add_argument("--multilaw-dir", default="data-multilaw")
     p.add_argument("--checkpoint", type=Path, required=True, help="one JSON line per finished question (resumable)")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
-    rows = [r for r in load_rows(ANSWERS, args.split) if r["type"] != "chitchat"]
+    rows = [r for r in load_rows(args.dataset, args.split) if r["type"] != "chitchat"]
     done = {json.loads(line)["id"]: json.loads(line) for line in args.checkpoint.read_text().splitlines()} \
         if args.checkpoint.exists() else {}
     built = apps(args.pipl_dir, args.multilaw_dir)
@@ -145,7 +147,7 @@ def main() -> int:
         results.append(r)
         log(f"[{i}/{len(rows)}] {r['id']:13} {r['first']['path']:8} pick={r['pick']} "
             f"{r.get('second', {}).get('path', '-')} {r.get('second', {}).get('label', '')}")
-    report = {"split": args.split, "summary": summarize(results), "questions": results}
+    report = {"dataset": args.dataset.name, "split": args.split, "summary": summarize(results), "questions": results}
     if args.json:
         args.json.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     print(json.dumps(report["summary"], ensure_ascii=False, indent=1))

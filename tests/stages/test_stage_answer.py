@@ -387,3 +387,23 @@ def test_a_definite_label_of_the_rules_is_never_put_to_the_model(fake_settings):
     _, final, _ = answer(embedded, model=model, path="pass")
     assert ANSWER.get(final).asks[0].label == "不可以"
     assert all("是否合法、被允许" not in t for _, tails in model.scored for t in tails)
+
+
+def test_a_follow_up_merged_with_the_history_keeps_the_rules_it_depends_a_picked_article_does_not(fake_settings):
+    # the thresholds were chosen on questions in the user's own words; a rule-form follow-up is not one
+    from agentic_rag.state import CONTEXT, Contextualised
+    embedded = fake_settings.model_copy(update={"agentic_rag_model": "local/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"})
+    question = "上一问题：公司要收集员工的公开简历；追问：有公司抓取网上公开的简历卖给猎头，这合法吗？"
+    merged = CONTEXT.delta(Contextualised(question=question, kind="follow_up", source="rule"))
+    model = MockScoringModel.create("取决于个人是否明确拒绝。")
+    model.diffs = [9.0]
+    _, final, _ = answer(embedded, model=model, path="pass", question=question, numbers=(27, 10), relevant=(27,),
+                         **merged)
+    assert ANSWER.get(final).asks[0].label == "视情况" and not model.scored
+    # a refused question answered from the article the user picked is the user's own question
+    own = "有公司抓取网上公开的简历卖给猎头，这合法吗？"
+    picked = CONTEXT.delta(Contextualised(question=own, kind="clarify_reply", source="rule", confirmed=[(PIPL, 27)]))
+    model = MockScoringModel.create("取决于个人是否明确拒绝。")
+    model.diffs = [9.0]
+    _, final, _ = answer(embedded, model=model, path="pass", question=own, numbers=(27, 10), relevant=(27,), **picked)
+    assert ANSWER.get(final).asks[0].label == "可以"

@@ -39,6 +39,7 @@ from ...state import (
     BRANCH,
     CITATIONS,
     CLARIFY,
+    CONTEXT,
     FINAL_ANSWER,
     KB_LAW,
     KB_LAWS,
@@ -270,9 +271,13 @@ class AnswerStage(LlmStage):
     async def _polarity(self, ctx: InvocationContext, plans: list[form.AskPlan], ev: Evidence, one_law: bool) -> None:
         """A single yes/no ask the rules left at 视情况, decided by the embedded model where its 是/否 logit is far from
         the middle (`polarity`); on the prefix the sentence's call reuses, so it costs the tail."""
-        question = QUESTION.get(ctx.session.state, "")
+        state = ctx.session.state
+        question, context = QUESTION.get(state, ""), CONTEXT.get(state)
         task = polarity.tail(plans[0].question, plans[0].label) if len(plans) == 1 and plans[0].clause else None
-        if task is None or self._settings.polarity_llm == "off" or not self._polarity_calibrated():
+        # calibrated on questions in the user's own words (a refused question whose article the user then picked is
+        # one): not on a follow-up merged with the history
+        own_words = context is None or not context.uses_history or bool(context.confirmed)
+        if task is None or not own_words or self._settings.polarity_llm == "off" or not self._polarity_calibrated():
             return
         prefix = shared_prefix(question, form.quoted_articles(plans), one_law)
         try:

@@ -10,7 +10,8 @@ kind's (allowed / required / entitled), a generic "is the answer yes", and "does
 does not say". `report` chooses, on the labelled set and the answers set's dev half, the thresholds (lo, hi) of one
 tail that turn 视情况 into the positive label above hi and the negative one below lo, scoring +1 for the lawyer's
 label, −1 for a definite label where the lawyer says 视情况, −3 for the opposite of the lawyer's label; it reports
-them on the answers test half and both fresh sets.
+them on the answers test half, both fresh sets and the second round of labelled questions
+(`conclusion_labels_round2.jsonl`, written after the choice: a held-out check).
 
     .venv/bin/python eval/polarity_decision.py collect   # ~10 min, resumable
     .venv/bin/python eval/polarity_decision.py report [--json eval/results/polarity_decision.json]
@@ -38,10 +39,11 @@ from agentic_rag.stages.base import SYSTEM  # noqa: E402
 from agentic_rag.stages.evidence import shared_prefix  # noqa: E402
 
 OUT = ROOT / "eval" / "results" / "polarity_decision.jsonl"
-SETS = {"labels": ("conclusion_labels.jsonl", None), "answers-dev": ("answers_eval.jsonl", "dev"),
+SETS = {"labels": ("conclusion_labels.jsonl", None), "labels2": ("conclusion_labels_round2.jsonl", None),
+        "answers-dev": ("answers_eval.jsonl", "dev"),
         "answers-test": ("answers_eval.jsonl", "test"), "fresh": ("answers_fresh.jsonl", None),
         "fresh2": ("answers_fresh2.jsonl", None)}
-TUNE = ("labels", "answers-dev")
+TUNE = ("labels", "answers-dev")  # labels2 (stop 45, written after the choice) is a held-out check
 TAILS = prompt.POLARITY_TAIL  # the shipped tails: the thresholds are chosen for these words
 GENERIC = "【任务】只依据上面的法条，对用户问题的回答是肯定的吗？只回答“是”或“否”。"
 DEPENDS = "【任务】只依据上面的法条判断：回答这个问题是否还取决于问题中没有说明的情况？只回答“是”或“否”。"

@@ -48,3 +48,24 @@ def test_the_follow_up_checker_names_each_fault():
     assert [p.split(":")[0] for p in found] == ["line 2", "line 3", "line 4", "line 5", "line 6"]
     assert "not a line of" in found[0] and "not in the six laws" in found[1] and "article number" in found[2]
     assert "near an eval message" in found[3] and "expected" in found[4]
+
+
+@pytest.mark.parametrize("name", ["conclusion_labels", "conclusion_labels_round2"])
+def test_the_labelled_polar_questions_quote_their_article_and_repeat_no_eval_question(name):
+    """eval/conclusion_labels*.jsonl (the label rules' and the model's 视情况 thresholds' tuning sets): one of the five
+    labels, the deciding clause verbatim from the gold article, no question near an eval question."""
+    if not LAWREFBOOK.exists():
+        pytest.skip(f"{LAWREFBOOK} missing (the shared data folder)")
+    import json
+    sys.path.insert(0, str(PROJECT_ROOT / "eval"))
+    from check_synthetic_lay import JACCARD_LIMIT, bigrams, eval_questions, jaccard
+    from conclusion_rules import articles_by_key, gold_keys
+
+    rows = [json.loads(line) for line in (PROJECT_ROOT / "eval" / f"{name}.jsonl").read_text(encoding="utf-8")
+            .splitlines() if line.strip()]
+    index, others = articles_by_key(rows), eval_questions()
+    assert len({r["id"] for r in rows}) == len(rows) > 100
+    for r in rows:
+        assert r["conclusion"]["label"] == r["type"] in ("可以", "不可以", "需要", "不需要", "视情况"), r["id"]
+        assert r["deciding"] in index[gold_keys(r)[0]].text, r["id"]
+        assert max(jaccard(bigrams(r["query"]), o) for o in others) < JACCARD_LIMIT, r["id"]

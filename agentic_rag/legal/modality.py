@@ -13,12 +13,13 @@ from typing import Literal
 
 Modality = Literal["prohibit", "oblige", "permit", "exempt", "none"]
 
-# Order matters: an exemption (不需取得个人同意) contains no 不得 but would read as an obligation (取得同意);
+# Order matters: an exemption (不需取得个人同意, 可以不向个人告知; not in 「可以不告知的除外」, the case an exception
+# names) contains no 不得 but would read as an obligation or a permission;
 # 不得 is checked before 应当 because "应当……，不得……" is a prohibition on what follows.
 # Two words are not the sentence's modality where they only qualify another: 「有权…退货，且无需说明理由」 is a right
 # (the 无需 says how it is used), and 「可以决定禁止其…担任」 is a power to prohibit, not a prohibition.
 _MODALITIES: tuple[tuple[Modality, re.Pattern], ...] = (
-    ("exempt", re.compile(r"(?<![且并而])(不需|无需|不需要|不必|不适用|不受.{0,10}限制|免除|不再?承担|不予)")),
+    ("exempt", re.compile(r"(?<![且并而])(不需|无需|不需要|不必|不适用|不受.{0,10}限制|免除|不再?承担|不予|可以不(?![超少低足])(?![^，,；;。]*的除外))")),
     ("prohibit", re.compile(r"不得|(?<!决定)(?<!可以)(?<!有权)(?<!责令)禁止|严禁|不能|不应当|无效")),
     ("permit", re.compile(r"有权|方可|可以|享有|准许")),
     ("oblige", re.compile(r"应当|必须|须|负有|有义务|承担")),
@@ -63,12 +64,22 @@ class Clause:
         return modality(self.full)
 
 
+_SEGMENT_END = re.compile(r"[，,；;：:]|$")
+
+
 def modality(text: str) -> Modality:
-    """The strongest deontic word of a sentence, in the order exempt > prohibit > permit > oblige."""
-    for name, pattern in _MODALITIES:
-        if pattern.search(text):
-            return name
-    return "none"
+    """The strongest deontic word of a sentence, in the order exempt > prohibit > permit > oblige. A prohibiting or
+    exempting word that only describes whom the rule is about is not the sentence's: one inside a modifier that 的
+    closes in its own comma segment, with a permitting or obliging word in a later segment (「不能辨认自己行为的成年人，
+    其利害关系人…可以申请」, 「依法不得撤销的…赠与合同，…受赠人可以请求交付」; not 「不得扣押劳动者的居民身份证」, the rule itself)."""
+    hits = [(m.start(), m.end(), name) for name, pattern in _MODALITIES for m in pattern.finditer(text)]
+
+    def describes(end: int, name: str) -> bool:
+        segment_end = _SEGMENT_END.search(text, end).start()
+        return name in ("prohibit", "exempt") and "的" in text[end:segment_end] and \
+            any(other in ("permit", "oblige") and at > segment_end for at, _, other in hits)
+    kept = {name for _, end, name in hits if not describes(end, name)}
+    return next((name for name, _ in _MODALITIES if name in kept), "none")
 
 
 def modal_words(text: str) -> list[tuple[int, int, Modality]]:

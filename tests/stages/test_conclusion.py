@@ -48,9 +48,19 @@ def test_clauses_read_list_items_with_their_introduction_and_keep_the_sentence_f
     # a word that only qualifies another is not the modality: a right used without reasons, a power to prohibit
     ("消费者有权自收到商品之日起七日内退货，且无需说明理由", "permit"), ("禁止非法买卖", "prohibit"),
     ("处十万元以上一百万元以下罚款，并可以决定禁止其在一定期限内担任相关企业的董事", "permit"),
-    ("保证人对未经其同意转移的债务不再承担保证责任", "exempt")])
+    ("保证人对未经其同意转移的债务不再承担保证责任", "exempt"),
+    # a negative word that only describes whom the rule is about, in a modifier 的 closes, before the rule (stop 45)
+    ("不能辨认自己行为的成年人，其利害关系人可以向人民法院申请认定该成年人为无民事行为能力人", "permit"),
+    ("依法不得撤销的赠与合同，赠与人不交付赠与财产的，受赠人可以请求交付", "permit"),
+    ("用人单位招用劳动者，不得扣押劳动者的居民身份证和其他证件", "prohibit"),  # the rule itself, a 的 after it
+    ("收受定金的一方不履行债务，致使不能实现合同目的的，应当双倍返还定金", "oblige"),
+    ("有法律规定应当保密的情形的，可以不向个人告知前条第一款规定的事项", "exempt")])
 def test_modality_of_a_sentence(text, expected):
     assert modality(text) == expected
+
+
+def test_the_case_an_exception_names_is_no_exemption():
+    assert modality("还应当向个人告知处理敏感个人信息的必要性；依照本法规定可以不向个人告知的除外") != "exempt"
 
 
 @pytest.mark.parametrize("question, kind", [

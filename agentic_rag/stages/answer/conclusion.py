@@ -344,7 +344,7 @@ _CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(�
 _OPEN_STANDARD = re.compile(r"合理的?范围|情节|符合[^，。；]{0,16}条件|经[^，。；]{0,10}(同意|批准)")
 _GRANTS = re.compile(r"可以|有权|准许")
 _CROSS_REFERENCE = re.compile(r"前款|前条|第[一二三四五六七八九十]+[项款条]|本法第")
-_LIABILITY = re.compile(r"追究[^，。；]{0,4}责任|依法给予处分|构成犯罪")
+_LIABILITY = re.compile(r"追究[^，。；]{0,4}责任|依法给予处分|构成犯罪|承担[^，。；]{0,8}侵权责任")
 _MAY = re.compile(r"能|可以")
 # What may stand before 能/可以 when the asker asks about their own act (「那我现在还能撤回吗」, 「就可以离职吗」).
 _ASKER_ONLY = re.compile(r"(那么|那|我们|我|现在|直接|还|也|就|是不是|是否)*")

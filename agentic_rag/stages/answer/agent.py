@@ -223,7 +223,7 @@ class AnswerStage(LlmStage):
         one_law = KB_LAW.get(state) is not None
         plans = await asyncio.to_thread(self._plans, state, ev)
         if path == "pass":
-            await self._polarity(ctx, plans, ev, one_law)
+            await self._polarity(ctx, plans, one_law)
         if path == "hedged":
             yield self._final(ctx, self._hedged_text(plans, one_law, kb_label(state)),
                               self._listed(Citations(), form.quoted_articles(plans)), path, self._answer("ambiguous",
@@ -268,7 +268,7 @@ class AnswerStage(LlmStage):
             plans.append(plan)
         return plans
 
-    async def _polarity(self, ctx: InvocationContext, plans: list[form.AskPlan], ev: Evidence, one_law: bool) -> None:
+    async def _polarity(self, ctx: InvocationContext, plans: list[form.AskPlan], one_law: bool) -> None:
         """A single yes/no ask the rules left at 视情况, decided by the embedded model where its 是/否 logit is far from
         the middle (`polarity`); on the prefix the sentence's call reuses, so it costs the tail."""
         state = ctx.session.state

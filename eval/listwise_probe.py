@@ -36,13 +36,10 @@ ASK = "【任务】上面检索到的法条中，哪一条直接决定了用户�
 
 def digit_probabilities(llama, system: str, prefix: str, tails: list[str], n: int) -> list[list[float]]:
     """Per tail, the softmax over the tokens 「1」…「n」 at the answer's first position (the prefix evaluated once)."""
-    from agentic_rag.llm.scoring import CHATML_HEAD, CHATML_TAIL, _tokens, common_prefix
+    from agentic_rag.llm.scoring import CHATML_TAIL, _tokens, eval_prefix
 
     digits = [_tokens(llama, str(i + 1))[0] for i in range(n)]
-    head = _tokens(llama, CHATML_HEAD.format(system=system) + prefix)
-    reused = min(common_prefix(llama.input_ids[: llama.n_tokens], head), len(head) - 1)
-    llama.n_tokens = reused
-    llama.eval(head[reused:])
+    eval_prefix(llama, system, prefix)
     base, out = llama.n_tokens, []
     for tail in tails:
         llama.n_tokens = base

@@ -61,11 +61,13 @@ def test_the_labelled_polar_questions_quote_their_article_and_repeat_no_eval_que
     from check_synthetic_lay import JACCARD_LIMIT, bigrams, eval_questions, jaccard
     from conclusion_rules import articles_by_key, gold_keys
 
+    from agentic_rag.stages.answer.conclusion import POLARITY_LABELS
+
     rows = [json.loads(line) for line in (PROJECT_ROOT / "eval" / f"{name}.jsonl").read_text(encoding="utf-8")
             .splitlines() if line.strip()]
     index, others = articles_by_key(rows), eval_questions()
     assert len({r["id"] for r in rows}) == len(rows) > 100
     for r in rows:
-        assert r["conclusion"]["label"] == r["type"] in ("可以", "不可以", "需要", "不需要", "视情况"), r["id"]
+        assert r["conclusion"]["label"] == r["type"] in POLARITY_LABELS, r["id"]
         assert r["deciding"] in index[gold_keys(r)[0]].text, r["id"]
         assert max(jaccard(bigrams(r["query"]), o) for o in others) < JACCARD_LIMIT, r["id"]

@@ -45,6 +45,15 @@ def common_prefix(a, b) -> int:
     return n
 
 
+def eval_prefix(llama, system: str, prefix: str) -> tuple[int, int]:
+    """Evaluate the ChatML head and `prefix`, reusing what the KV cache already holds of them; (its tokens, reused)."""
+    head = _tokens(llama, CHATML_HEAD.format(system=system) + prefix)
+    reused = min(common_prefix(llama.input_ids[: llama.n_tokens], head), len(head) - 1)
+    llama.n_tokens = reused  # eval() drops the KV cache beyond n_tokens before it evaluates
+    llama.eval(head[reused:])
+    return len(head), reused
+
+
 def yes_no_diffs(llama, system: str, prefix: str, tails: list[str], stop: threading.Event | None = None) -> TailScores:
     """logit(是) − logit(否) after each tail; the caller holds the model's lock. When `stop` is set (the caller gave
     up) the tails left are not evaluated: fewer diffs than tails come back."""
@@ -52,10 +61,7 @@ def yes_no_diffs(llama, system: str, prefix: str, tails: list[str], stop: thread
         raise ScoringUnsupported("the local model's chat template is not ChatML")
     started = time.perf_counter()
     yes, no = _tokens(llama, "是")[0], _tokens(llama, "否")[0]
-    head = _tokens(llama, CHATML_HEAD.format(system=system) + prefix)
-    reused = min(common_prefix(llama.input_ids[: llama.n_tokens], head), len(head) - 1)
-    llama.n_tokens = reused  # eval() drops the KV cache beyond n_tokens before it evaluates
-    llama.eval(head[reused:])
+    prefix_tokens, reused = eval_prefix(llama, system, prefix)
     base = llama.n_tokens
     diffs = []
     for tail in tails:
@@ -65,4 +71,4 @@ def yes_no_diffs(llama, system: str, prefix: str, tails: list[str], stop: thread
         llama.eval(_tokens(llama, tail + CHATML_TAIL))
         logits = np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),))
         diffs.append(float(logits[yes] - logits[no]))
-    return TailScores(diffs, len(head), reused, time.perf_counter() - started)
+    return TailScores(diffs, prefix_tokens, reused, time.perf_counter() - started)

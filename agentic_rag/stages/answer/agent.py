@@ -30,7 +30,7 @@ from ...conversation import offered_articles
 from ...legal.modality import imposes_penalty
 from ...legal.vocabulary import DRAFTING
 from ...llm.call import CAUSE_TEXT, ModelFailure, score
-from ...llm.models import LOCAL_PREFIX, model_name
+from ...llm.models import LOCAL_PREFIX, embedded, model_name
 from ...llm.scoring import ScoringUnsupported
 from ...retrieval.types import Article
 from ...safety.fence import RULE, web_block
@@ -291,8 +291,8 @@ class AnswerStage(LlmStage):
 
     def _polarity_calibrated(self) -> bool:
         """The thresholds are the embedded model's they were chosen for; another model's logits are on another scale."""
-        name = model_name(self.role, self._settings)
-        return name.startswith(LOCAL_PREFIX) and Path(name[len(LOCAL_PREFIX):]).name == polarity.polarity_model().model
+        return embedded(self.role, self._settings) and Path(model_name(self.role, self._settings).removeprefix(
+            LOCAL_PREFIX)).name == polarity.polarity_model().model
 
     def _common_words(self, law: str | None) -> frozenset[str]:
         """The words every article of `law` in the knowledge base has (only drafting words without one)."""

@@ -15,10 +15,10 @@ from functools import lru_cache
 from importlib import resources
 
 from . import prompt
-from .conclusion import ask_kind
+from .conclusion import OPPOSITE, ask_kind
 
-POSITIVE = {"permission": "可以", "right": "可以", "need": "需要"}
-NEGATIVE = {"permission": "不可以", "right": "不可以", "need": "不需要"}
+POSITIVE = {"permission": "可以", "right": "可以", "need": "需要"}  # the yes/no ask kinds (`prompt.POLARITY_TAIL`)
+NEGATIVE = {kind: OPPOSITE[label] for kind, label in POSITIVE.items()}
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,22 @@ def test_conduct_against_a_right_of_the_askers_side_is_unlawful_but_not_against_
     assert decide("培训机构打我公开留的电话推销，他们这样做行吗？", public).label == "视情况"
 
 
+def test_conduct_that_withholds_what_the_other_side_owes_is_not_lawful_even_in_other_words():
+    pay = clauses("用人单位应当按照劳动合同约定和国家规定，向劳动者及时足额支付劳动报酬。")[0]
+    assert decide("公司这三个月一分钱都不发，说等回款再说，这样合法吗？", pay).label == "不可以"
+    assert decide("老板说手头紧，没跟我商量就只发一半，这样可以吗？", pay).label == "不可以"
+    # nothing withheld is told, or only the asker's own state: it depends
+    assert decide("公司每月十号把工资打到我卡上，这样合法吗？", pay).label == "视情况"
+    assert decide("我还没转正，公司按月发工资，这样合法吗？", pay).label == "视情况"
+    # a duty that is the relief for a case where the usual one cannot be met: what was not done may be allowed
+    later = clauses("紧急情况下为保护自然人的生命健康和财产安全无法及时向个人告知的，个人信息处理者应当在紧急情况消除后及时告知。")[0]
+    assert decide("我晕倒了，急救人员没跟我说就翻我手机找家属电话，这样可以吗？", later).label == "视情况"
+    # the other side answered with a legal basis, or the article excepts the duty: not decided from the words
+    assert decide("公司说按规定试用期不发工资，这样合法吗？", pay).label == "视情况"
+    inform = clauses("个人信息处理者应当向个人告知处理目的，法律、行政法规规定应当保密的除外。")[0]
+    assert decide("他们查了我的流水，一点都没告诉我，这样合法吗？", inform).label == "视情况"
+
+
 def test_a_practice_that_skips_the_other_sides_duty_is_not_lawful_but_the_askers_own_duty_is_not_a_breach():
     separate = clauses("处理敏感个人信息应当取得个人的单独同意；")[0]
     assert decide("美颜相机把采集人脸写在用户协议里，我点了同意全部条款，这就算它拿到授权了吗？", separate).label == "不可以"

@@ -205,6 +205,8 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "视情况"
     if mod == "oblige" and duty_breached(question, clause, common):
         return "不可以"
+    if mod == "oblige" and _CONDUCT.search(asking) and departed(question, clause):
+        return "不可以"
     if _LIABILITY.search(clause.text) and _CONDUCT.search(asking):
         return "不可以"  # 「他这么做合法吗」 against 「…出售…个人信息的，依法追究法律责任」: what it sanctions is unlawful
     return "视情况"
@@ -269,6 +271,18 @@ def duty_breached(question: str, clause: Clause, common: frozenset[str] = DRAFTI
         return False
     shared = hanzi_bigrams(question) & (hanzi_bigrams(duty) - common)
     return bool(shared) or bool(_SEPARATE.search(duty) and _BUNDLED.search(question))
+
+
+def departed(question: str, clause: Clause) -> bool:
+    """「…到现在没人处理，他们这样拖着合规吗」 against a duty of the other side (应当…处理并告知): the question tells of
+    something not done, with no legal basis claimed, no exception in the clause's sentence that could cover it
+    (公安查流水没告诉我 against a duty to inform that 妨碍履行法定职责 excepts), and no duty that is itself the
+    relief for a case where the usual one cannot be met (急救人员没经同意翻手机 against 「紧急情况下…无法及时告知的，
+    …应当在紧急情况消除后及时告知」: what was not done may be what that case allows)."""
+    condition = re.split(r"的[，,]", clause.text, maxsplit=1)[0] if _CONDITIONAL.search(clause.text) else ""
+    return bool(_WITHHELD.search(question)) and not _ASKER_DUTY.match(clause.sentence or clause.full) \
+        and not _CLAIMED_BASIS.search(question) and not EXCEPTION.search(clause.sentence or clause.full) \
+        and not _UNABLE.search(condition)
 
 
 def skipped_duty(question: str, duty: str, common: frozenset[str] = DRAFTING) -> bool:
@@ -381,4 +395,9 @@ _SKIPPED_STEPS = (
     (re.compile(_NOT + r"(跟|和|向)?[^，。？]{0,4}?(告诉|告知|通知|说明|说一声|打招呼|提醒)"), re.compile(r"告知|通知|说明")),
     (re.compile(_NOT + r"[^，。？]{0,4}?(标|注明|提示)"), re.compile(r"标明|标示|标识|提示")),
 )
+# The other side withheld an act (不给人工窗口办, 一分钱不发, 没跟我商量, 也没给任何说法, 找不到关掉的开关), not the
+# asker's own state (鞋没穿过, 我只注册了没借, 不会用智能手机).
+_WITHHELD = re.compile(r"(没有?|不|未|一律不|从不)[^，。？！]{0,2}?(给|发|开|写|跟|和|向|告诉|告知|通知|问|处理|理|回|签|"
+                       r"经|让|退|还|赔|付|管|办|公开|说|提供|搞)|没人|找不到|查不到")
+_UNABLE = re.compile(r"无法|不能|未能|来不及")
 _BUNDLED = re.compile(r"协议|条款|隐私政策|一揽子|默认")

@@ -196,6 +196,15 @@ def test_conduct_that_withholds_what_the_other_side_owes_is_not_lawful_even_in_o
     assert decide("他们查了我的流水，一点都没告诉我，这样合法吗？", inform).label == "视情况"
 
 
+def test_a_rule_for_a_time_reached_does_not_reach_a_shorter_time_the_question_states():
+    missing = by_text("自然人有下列情形之一的，利害关系人可以向人民法院申请宣告该自然人死亡：（一）下落不明满四年；", "满四年")
+    assert decide("我老公失联三年了，音讯全无，我能去法院申请宣告他死亡吗？", missing).label == "不可以"
+    assert decide("我老公失联五年了，音讯全无，我能去法院申请宣告他死亡吗？", missing).label == "可以"
+    assert decide("我老公失联三个月了，我能去法院申请宣告他死亡吗？", missing).label == "不可以"
+    # no time told: the rule's own label
+    assert decide("我老公失联很久了，我能去法院申请宣告他死亡吗？", missing).label == "可以"
+
+
 def test_a_practice_that_skips_the_other_sides_duty_is_not_lawful_but_the_askers_own_duty_is_not_a_breach():
     separate = clauses("处理敏感个人信息应当取得个人的单独同意；")[0]
     assert decide("美颜相机把采集人脸写在用户协议里，我点了同意全部条款，这就算它拿到授权了吗？", separate).label == "不可以"

@@ -113,6 +113,22 @@ def exception_applies(question: str, clause: Clause) -> bool:
     return bool(part) and len(hanzi_bigrams(question) & hanzi_bigrams(part)) >= max(2, len(hanzi_bigrams(part)) // 3)
 
 
+def _days(text: str, pattern: re.Pattern) -> list[int]:
+    """Each span `pattern` finds in `text` (三年, 两个月, 十天), in days."""
+    found = []
+    for m in pattern.finditer(text):
+        with contextlib.suppress(ValueError):
+            found.append(cn_to_int(m.group(1)) * _DAYS[m.group(2)])
+    return found
+
+
+def falls_short(question: str, clause: Clause) -> bool:
+    """The clause's rule is for a time reached (下落不明满四年, 工作满十年) and every span the question states is shorter
+    (失联三年): the rule does not reach the question's case."""
+    needed, stated = _days(clause.full, _REACHED), _days(question, _SPAN)
+    return bool(needed and stated) and max(stated) < min(needed)
+
+
 def clause_modality(clause: Clause) -> str:
     """An item takes the modality of the sentence that introduces it: in "有下列情形之一的，可以解除：（一）劳动者
     ……不能从事原工作的" the 不能 describes the case, the 可以 is the rule. A proviso (但是，…不承担责任) is not the rule:
@@ -138,6 +154,8 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
     label = _TABLES[kind](mod, clause, question, common)
     if exception_applies(question, clause):  # the excepted case: the rule's opposite
         return Decision(OPPOSITE.get(label, label), f"{kind}/exception/{mod}")
+    if falls_short(question, clause):  # 失联三年 against 下落不明满四年: the rule's case is not the question's
+        return Decision(OPPOSITE.get(label, label), f"{kind}/short/{mod}")
     return Decision(label, f"{kind}/{mod}")
 
 
@@ -348,6 +366,10 @@ def condition_met(question: str, clause: Clause, common: frozenset[str] = DRAFTI
     return bool(words) and len(hanzi_bigrams(question) & words) >= max(2, len(words) // 3)
 
 
+_NUMERAL = r"([一二两三四五六七八九十百\d]+)"
+_REACHED = re.compile(rf"满{_NUMERAL}个?(年|月|日)")  # 满四年, 满六个月: a time the rule's case must reach
+_SPAN = re.compile(rf"{_NUMERAL}个?(年|月|日|天)(?!以[上下内])")  # 三年, 两个月, 十天 told in a question
+_DAYS = {"年": 365, "月": 30, "日": 1, "天": 1}
 _CHILD = re.compile(r"孩子|小孩|儿童|未成年|小学|幼儿")
 _TABLES = {"need": _need, "right": _right, "permission": _permission}
 OPPOSITE: dict[str, Label] = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}

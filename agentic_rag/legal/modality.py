@@ -19,10 +19,12 @@ Modality = Literal["prohibit", "oblige", "permit", "exempt", "none"]
 # Two words are not the sentence's modality where they only qualify another: 「有权…退货，且无需说明理由」 is a right
 # (the 无需 says how it is used), and 「可以决定禁止其…担任」 is a power to prohibit, not a prohibition.
 _MODALITIES: tuple[tuple[Modality, re.Pattern], ...] = (
-    ("exempt", re.compile(r"(?<![且并而])(不需|无需|不需要|不必|不适用|不受.{0,10}限制|免除|不再?承担|不予|可以不(?![超少低足])(?![^，,；;。]*的除外))")),
+    ("exempt", re.compile(r"(?<![且并而])(不需|无需|不需要|不必|不适用(?!诉讼时效)|不受.{0,10}限制|(?<!不)免除|"
+                          r"不再?承担|不予|可以不(?![超少低足])(?![^，,；;。]*的除外))")),
     ("prohibit", re.compile(r"不得|(?<!决定)(?<!可以)(?<!有权)(?<!责令)禁止|严禁|不能|不应当|无效")),
-    ("permit", re.compile(r"有权|方可|可以|享有|准许")),
-    ("oblige", re.compile(r"应当|必须|须|负有|有义务|承担")),
+    # a claim no limitation period bars (「…请求权，不适用诉讼时效的规定」) may still be made
+    ("permit", re.compile(r"有权|方可|可以|享有|准许|不适用诉讼时效")),
+    ("oblige", re.compile(r"应当|必须|须|负有|有义务|承担|不免除")),
 )
 EXCEPTION = re.compile(r"但是|除外|除[^，。；]{1,40}外|另有规定")
 # An article that sanctions a breach (法律责任): a fine, confiscation, an order to correct. In the PIPL 第六十六条 and
@@ -65,6 +67,7 @@ class Clause:
 
 
 _SEGMENT_END = re.compile(r"[，,；;：:]|$")
+_BREACH = ("违反", "有前款", "有上述")
 
 
 def modality(text: str) -> Modality:
@@ -76,7 +79,14 @@ def modality(text: str) -> Modality:
 
     def describes(end: int, name: str) -> bool:
         segment_end = _SEGMENT_END.search(text, end).start()
-        return name in ("prohibit", "exempt") and "的" in text[end:segment_end] and \
+        if "的" not in text[end:segment_end]:  # or the next comma segment closes the condition: 「…无效，…劳动的，」
+            following = _SEGMENT_END.search(text, segment_end + 1).start()
+            # not 「不得…，违反的，应当…」 (the rule and its sanction), nor a word after a condition already closed
+            # (「…超过二十年的，人民法院不予保护，有特殊情况的，…可以…延长」: the rule and its exception)
+            closes = text[segment_end:segment_end + 1] in "，," and text[following - 1:following + 1] in ("的，", "的,") \
+                and not text.startswith(_BREACH, segment_end + 1) and not re.search(r"的[，,]", text[:end])
+            segment_end = following if closes else -1
+        return name in ("prohibit", "exempt") and segment_end >= 0 and \
             any(other in ("permit", "oblige") and at > segment_end for at, _, other in hits)
     kept = {name for _, end, name in hits if not describes(end, name)}
     return next((name for name, _ in _MODALITIES if name in kept), "none")

@@ -54,7 +54,15 @@ def test_clauses_read_list_items_with_their_introduction_and_keep_the_sentence_f
     ("依法不得撤销的赠与合同，赠与人不交付赠与财产的，受赠人可以请求交付", "permit"),
     ("用人单位招用劳动者，不得扣押劳动者的居民身份证和其他证件", "prohibit"),  # the rule itself, a 的 after it
     ("收受定金的一方不履行债务，致使不能实现合同目的的，应当双倍返还定金", "oblige"),
-    ("有法律规定应当保密的情形的，可以不向个人告知前条第一款规定的事项", "exempt")])
+    ("有法律规定应当保密的情形的，可以不向个人告知前条第一款规定的事项", "exempt"),
+    # a negative word in the first part of a condition the next segment closes (stop 46), but not a rule followed by
+    # its sanction or by its exception's condition
+    ("劳动合同被确认无效，劳动者已付出劳动的，用人单位应当向劳动者支付劳动报酬", "oblige"),
+    ("用人单位不得安排未成年工从事有毒劳动，违反的，应当承担责任", "prohibit"),
+    ("自权利受到损害之日起超过二十年的，人民法院不予保护，有特殊情况的，人民法院可以决定延长", "exempt"),
+    # a liability not released, and a claim no limitation period bars
+    ("当事人迟延履行后发生不可抗力的，不免除其违约责任", "oblige"), ("赔礼道歉请求权，不适用诉讼时效的规定", "permit"),
+    ("不适用有关诉讼时效中止、中断和延长的规定", "exempt")])
 def test_modality_of_a_sentence(text, expected):
     assert modality(text) == expected
 
@@ -203,6 +211,15 @@ def test_a_rule_for_a_time_reached_does_not_reach_a_shorter_time_the_question_st
     assert decide("我老公失联三个月了，我能去法院申请宣告他死亡吗？", missing).label == "不可以"
     # no time told: the rule's own label
     assert decide("我老公失联很久了，我能去法院申请宣告他死亡吗？", missing).label == "可以"
+
+
+def test_a_duty_asked_whether_it_may_be_left_undone_is_no_unless_the_sentence_excepts_a_case():
+    provide = clauses("有关主管部门依照法律、行政法规的规定要求电子商务经营者提供有关电子商务数据信息的，电子商务经营者应当提供。")[0]
+    assert decide("市场监管局依法来调我网店的交易数据，我能拒绝不给吗？", provide).label == "不可以"
+    liable = clauses("当事人迟延履行后发生不可抗力的，不免除其违约责任。")[0]
+    assert decide("卖家拖着没发货，后来仓库被水淹了，他说是天灾不用赔，他真可以不赔吗？", liable).label == "不可以"
+    school = clauses("幼儿园应当承担侵权责任；但是，能够证明尽到教育、管理职责的，不承担侵权责任。")[0]
+    assert decide("孩子在幼儿园摔伤了，幼儿园说老师一直看着，幼儿园真的可以不赔吗？", school).label != "不可以"
 
 
 def test_a_practice_that_skips_the_other_sides_duty_is_not_lawful_but_the_askers_own_duty_is_not_a_breach():

@@ -179,6 +179,8 @@ def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> La
 
 
 def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
+    if mod == "oblige" and evades(final_clause(question), clause):
+        return "不可以"  # 「监管局来调交易数据，我能拒绝不给吗」 against 「…应当提供」: a duty is not the holder's to refuse
     if mod == "permit" and not clause.lead and _OPEN_STANDARD.search(clause.text):
         return "视情况"
     if mod in ("permit", "oblige"):
@@ -221,8 +223,8 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "视情况" if _OPEN_STANDARD.search(clause.text) or not _GRANTS.search(clause.text) else "可以"
     if mod == "permit":
         return "视情况"
-    if mod == "oblige" and duty_breached(question, clause, common):
-        return "不可以"
+    if mod == "oblige" and (duty_breached(question, clause, common) or evades(asking, clause)):
+        return "不可以"  # the duty was not done, or the ask is whether it may be left undone (「他真可以不赔吗」)
     if mod == "oblige" and _CONDUCT.search(asking) and departed(question, clause):
         return "不可以"
     if _LIABILITY.search(clause.text) and _CONDUCT.search(asking):
@@ -289,6 +291,12 @@ def duty_breached(question: str, clause: Clause, common: frozenset[str] = DRAFTI
         return False
     shared = hanzi_bigrams(question) & (hanzi_bigrams(duty) - common)
     return bool(shared) or bool(_SEPARATE.search(duty) and _BUNDLED.search(question))
+
+
+def evades(asking: str, clause: Clause) -> bool:
+    """The asking clause asks whether a duty may be left undone (拒绝, 可以不赔, 不用担责) and the clause's sentence
+    excepts no case from it (「…但是，能够证明尽到管理职责的，不承担侵权责任」 leaves 「幼儿园真的可以不赔吗」 open)."""
+    return bool(_EVADE.search(asking)) and not EXCEPTION.search(clause.sentence or clause.full)
 
 
 def departed(question: str, clause: Clause) -> bool:
@@ -385,6 +393,7 @@ _MAY = re.compile(r"能|可以")
 # What may stand before 能/可以 when the asker asks about their own act (「那我现在还能撤回吗」, 「就可以离职吗」).
 _ASKER_ONLY = re.compile(r"(那么|那|我们|我|现在|直接|还|也|就|是不是|是否)*")
 _REFUSAL = re.compile(r"拒绝|不配合|挡回")
+_EVADE = re.compile(r"拒绝|不配合|(可以|能)不(?!能)|不用(?![^，。？]*(同意|告诉|通知))")
 _DEFINITION = re.compile(r"是指|是以|包括|属于")
 # The question says a step was skipped, done without asking, or folded into a general agreement.
 _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告知|通知|说明|问过?|经过?|征得|取得|同意|提醒|签|给)|"

@@ -188,38 +188,38 @@ def test_conduct_against_a_right_of_the_askers_side_is_unlawful_but_not_against_
     assert decide("培训机构打我公开留的电话推销，他们这样做行吗？", public).label == "视情况"
 
 
-def test_conduct_that_withholds_what_the_other_side_owes_is_not_lawful_even_in_other_words():
-    pay = clauses("用人单位应当按照劳动合同约定和国家规定，向劳动者及时足额支付劳动报酬。")[0]
-    assert decide("公司这三个月一分钱都不发，说等回款再说，这样合法吗？", pay).label == "不可以"
-    assert decide("老板说手头紧，没跟我商量就只发一半，这样可以吗？", pay).label == "不可以"
-    # nothing withheld is told, or only the asker's own state: it depends
-    assert decide("公司每月十号把工资打到我卡上，这样合法吗？", pay).label == "视情况"
-    assert decide("我还没转正，公司按月发工资，这样合法吗？", pay).label == "视情况"
-    # a duty that is the relief for a case where the usual one cannot be met: what was not done may be allowed
-    later = clauses("紧急情况下为保护自然人的生命健康和财产安全无法及时向个人告知的，个人信息处理者应当在紧急情况消除后及时告知。")[0]
-    assert decide("我晕倒了，急救人员没跟我说就翻我手机找家属电话，这样可以吗？", later).label == "视情况"
-    # the other side answered with a legal basis, or the article excepts the duty: not decided from the words
-    assert decide("公司说按规定试用期不发工资，这样合法吗？", pay).label == "视情况"
-    inform = clauses("个人信息处理者应当向个人告知处理目的，法律、行政法规规定应当保密的除外。")[0]
-    assert decide("他们查了我的流水，一点都没告诉我，这样合法吗？", inform).label == "视情况"
+PAY = "用人单位应当按照劳动合同约定和国家规定，向劳动者及时足额支付劳动报酬。"
+LATER = "紧急情况下为保护自然人的生命健康和财产安全无法及时向个人告知的，个人信息处理者应当在紧急情况消除后及时告知。"
+MISSING = "自然人有下列情形之一的，利害关系人可以向人民法院申请宣告该自然人死亡：（一）下落不明满四年；"
+PROVIDE = "有关主管部门依照法律、行政法规的规定要求电子商务经营者提供有关电子商务数据信息的，电子商务经营者应当提供。"
+SCHOOL = "幼儿园应当承担侵权责任；但是，能够证明尽到教育、管理职责的，不承担侵权责任。"
 
 
-def test_a_rule_for_a_time_reached_does_not_reach_a_shorter_time_the_question_states():
-    missing = by_text("自然人有下列情形之一的，利害关系人可以向人民法院申请宣告该自然人死亡：（一）下落不明满四年；", "满四年")
-    assert decide("我老公失联三年了，音讯全无，我能去法院申请宣告他死亡吗？", missing).label == "不可以"
-    assert decide("我老公失联五年了，音讯全无，我能去法院申请宣告他死亡吗？", missing).label == "可以"
-    assert decide("我老公失联三个月了，我能去法院申请宣告他死亡吗？", missing).label == "不可以"
-    # no time told: the rule's own label
-    assert decide("我老公失联很久了，我能去法院申请宣告他死亡吗？", missing).label == "可以"
-
-
-def test_a_duty_asked_whether_it_may_be_left_undone_is_no_unless_the_sentence_excepts_a_case():
-    provide = clauses("有关主管部门依照法律、行政法规的规定要求电子商务经营者提供有关电子商务数据信息的，电子商务经营者应当提供。")[0]
-    assert decide("市场监管局依法来调我网店的交易数据，我能拒绝不给吗？", provide).label == "不可以"
-    liable = clauses("当事人迟延履行后发生不可抗力的，不免除其违约责任。")[0]
-    assert decide("卖家拖着没发货，后来仓库被水淹了，他说是天灾不用赔，他真可以不赔吗？", liable).label == "不可以"
-    school = clauses("幼儿园应当承担侵权责任；但是，能够证明尽到教育、管理职责的，不承担侵权责任。")[0]
-    assert decide("孩子在幼儿园摔伤了，幼儿园说老师一直看着，幼儿园真的可以不赔吗？", school).label != "不可以"
+@pytest.mark.parametrize("article, fragment, question, label", [
+    # conduct that withholds what a duty of the other side requires, told in other words than the duty's (stop 46)
+    (PAY, "", "公司这三个月一分钱都不发，说等回款再说，这样合法吗？", "不可以"),
+    (PAY, "", "老板说手头紧，没跟我商量就只发一半，这样可以吗？", "不可以"),
+    # … nothing withheld is told, or only the asker's own state
+    (PAY, "", "公司每月十号把工资打到我卡上，这样合法吗？", "视情况"),
+    (PAY, "", "我还没转正，公司按月发工资，这样合法吗？", "视情况"),
+    # … a duty that is the relief for a case where the usual one cannot be met: what was not done may be allowed
+    (LATER, "", "我晕倒了，急救人员没跟我说就翻我手机找家属电话，这样可以吗？", "视情况"),
+    # … a legal basis claimed, or the article excepts the duty
+    (PAY, "", "公司说按规定试用期不发工资，这样合法吗？", "视情况"),
+    ("个人信息处理者应当向个人告知处理目的，法律、行政法规规定应当保密的除外。", "", "他们查了我的流水，一点都没告诉我，这样合法吗？",
+     "视情况"),
+    # a rule for a time reached does not reach a shorter time the question states (in days across units)
+    (MISSING, "满四年", "我老公失联三年了，音讯全无，我能去法院申请宣告他死亡吗？", "不可以"),
+    (MISSING, "满四年", "我老公失联三个月了，我能去法院申请宣告他死亡吗？", "不可以"),
+    (MISSING, "满四年", "我老公失联五年了，音讯全无，我能去法院申请宣告他死亡吗？", "可以"),
+    (MISSING, "满四年", "我老公失联很久了，我能去法院申请宣告他死亡吗？", "可以"),
+    # a duty asked whether it may be left undone, unless its sentence excepts a case
+    (PROVIDE, "", "市场监管局依法来调我网店的交易数据，我能拒绝不给吗？", "不可以"),
+    ("当事人迟延履行后发生不可抗力的，不免除其违约责任。", "", "卖家拖着没发货，后来仓库被水淹了，他说是天灾不用赔，他真可以不赔吗？", "不可以"),
+    (SCHOOL, "", "孩子在幼儿园摔伤了，幼儿园说老师一直看着，幼儿园真的可以不赔吗？", "视情况"),
+])
+def test_duties_withheld_or_evaded_and_times_not_reached(article, fragment, question, label):
+    assert decide(question, by_text(article, fragment)).label == label
 
 
 def test_a_practice_that_skips_the_other_sides_duty_is_not_lawful_but_the_askers_own_duty_is_not_a_breach():

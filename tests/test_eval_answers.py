@@ -40,6 +40,17 @@ def test_a_right_answer_scores_its_points_and_a_wrong_claim_is_caught():
     assert bad["built_on_wrong_article"] and bad["model_unsupported_proxy"] == ["用户同意即可。"]
 
 
+def test_only_unsupported_sentences_the_user_reads_count_as_shown_and_a_bare_label_is_not_a_claim():
+    echoed = "以“可以”开头，说明这条规定用在用户所问的情况上的结果。"  # a task written back, dropped before display
+    shown = score(ROW, state("**结论**：需要。用户同意即可。", sentences=[echoed, "需要。", "用户同意即可。"]))
+    assert shown["model_unsupported_proxy"] == [echoed, "需要。", "用户同意即可。"]
+    assert shown["model_unsupported_shown"] == ["用户同意即可。"]
+    clean = score(ROW, state("**结论**：需要。", sentences=[echoed, "需要。"]))
+    assert clean["model_unsupported_shown"] == []
+    rows = [{**ROW, **r, "latency_s": 1.0, "llm_calls": 1} for r in (shown, clean)]
+    assert metrics(rows)["answers_showing_unsupported"] == 0.5
+
+
 def test_a_refusal_is_not_an_answer_and_out_of_scope_rows_want_one():
     refused = score(ROW, state("很抱歉……", path="none", listed=()))
     assert refused["refused"] and not refused["answered"] and not refused["conclusion_correct"]

@@ -9,7 +9,9 @@ Per question (both knowledge bases in one run: the PIPL index and the six-law in
 * key_point_recall and must_not — the labelled regexes on the answer text (whitespace removed);
 * model_sentences / model_unsupported_proxy — the sentences the model wrote (recorded by the answer stage) and the
   share of them with less than half of their character bigrams in the given articles or the question: a cheap,
-  independent proxy (the expert read in eval/results is the real measure);
+  independent proxy (the expert read in eval/results is the real measure); model_unsupported_shown — those of them
+  the user reads in the final answer (the stage's support check drops the rest, and a task written back is never
+  shown), a bare label (「需要。」, the conclusion itself) not counted;
 * refused (the "not in the knowledge base" reply), hedged (the ambiguous action), latency, first text, LLM calls;
 * refusal_lists — where the refusal lists the nearest articles for the user to pick from, whether a governing one
   is among them ("first", "listed", "no"): a reply of its number answers from it (`conversation.refusal_pending`).
@@ -112,11 +114,20 @@ def score(row: dict, state: dict) -> dict:
         "key_points": [matches(k["patterns"], flat) for k in row["key_points"]],
         "must_not": [m["claim"] for m in row["must_not"] if matches(m["patterns"], flat)],
         "model_sentences": sentences,
-        "model_unsupported_proxy": [s for s in sentences if bigram_support(s, sources) < 0.5],
+        "model_unsupported_proxy": (unsupported := [s for s in sentences if bigram_support(s, sources) < 0.5]),
+        "model_unsupported_shown": shown_claims(unsupported, text),
         "cited": sorted(map(str, cited)),
         "refusal_lists": (None if not offered or not gold else "first" if offered[0] in gold
                           else "listed" if set(offered) & gold else "no"),
     }
+
+
+BARE_LABEL = re.compile(r"(可以|不可以|需要|不需要|视情况)[。.]?")
+
+
+def shown_claims(sentences: list[str], text: str) -> list[str]:
+    """The sentences of `sentences` the final answer shows, other than a bare label (the conclusion, scored apart)."""
+    return [s for s in sentences if s.strip() in text and not BARE_LABEL.fullmatch(s.strip())]
 
 
 def _reference(r: dict) -> str | None:
@@ -154,6 +165,9 @@ def metrics(results: list[dict]) -> dict:
         "model_sentences_per_answer": _mean(len(r["model_sentences"]) for r in answered),
         "model_unsupported_proxy": _mean(s in r["model_unsupported_proxy"] for r in answered
                                          for s in r["model_sentences"]) if sentences else None,
+        # what the user reads: answers showing a model sentence the proxy finds unsupported (older lines lack it)
+        "answers_showing_unsupported": _mean(bool(r["model_unsupported_shown"]) for r in answered
+                                             if "model_unsupported_shown" in r),
         "refused": _mean(r["refused"] for r in scope), "hedged": _mean(r["hedged"] for r in scope),
         # of in-scope refusals: the governing article offered first / among the options (older lines lack the field)
         "refusal_lists_governing_first": _mean(r["refusal_lists"] == "first" for r in scope

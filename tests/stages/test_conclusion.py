@@ -204,6 +204,8 @@ SCHOOL = "幼儿园应当承担侵权责任；但是，能够证明尽到教育�
     (PAY, "", "我还没转正，公司按月发工资，这样合法吗？", "视情况"),
     # … a duty that is the relief for a case where the usual one cannot be met: what was not done may be allowed
     (LATER, "", "我晕倒了，急救人员没跟我说就翻我手机找家属电话，这样可以吗？", "视情况"),
+    # … or imposed its own terms on the asker
+    (PAY, "", "公司说工资只能年底一次性发，这样合法吗？", "不可以"),
     # … a legal basis claimed, or the article excepts the duty
     (PAY, "", "公司说按规定试用期不发工资，这样合法吗？", "视情况"),
     ("个人信息处理者应当向个人告知处理目的，法律、行政法规规定应当保密的除外。", "", "他们查了我的流水，一点都没告诉我，这样合法吗？",

@@ -306,7 +306,7 @@ def departed(question: str, clause: Clause) -> bool:
     relief for a case where the usual one cannot be met (急救人员没经同意翻手机 against 「紧急情况下…无法及时告知的，
     …应当在紧急情况消除后及时告知」: what was not done may be what that case allows)."""
     condition = re.split(r"的[，,]", clause.text, maxsplit=1)[0] if _CONDITIONAL.search(clause.text) else ""
-    return bool(_WITHHELD.search(question)) and not _ASKER_DUTY.match(clause.sentence or clause.full) \
+    return bool(_WITHHELD.search(question) or _IMPOSED.search(question)) and not _ASKER_DUTY.match(clause.sentence or clause.full) \
         and not _CLAIMED_BASIS.search(question) and not EXCEPTION.search(clause.sentence or clause.full) \
         and not _UNABLE.search(condition)
 
@@ -430,5 +430,7 @@ _SKIPPED_STEPS = (
 # asker's own state (鞋没穿过, 我只注册了没借, 不会用智能手机).
 _WITHHELD = re.compile(r"(没有?|不|未|一律不|从不)[^，。？！]{0,2}?(给|发|开|写|跟|和|向|告诉|告知|通知|问|处理|理|回|签|"
                        r"经|让|退|还|赔|付|管|办|公开|说|提供|搞)|没人|找不到|查不到")
+# … or imposed its own terms on the asker (只能在App上办, 必须同时买, 要开付费会员才能查, 逼我改种)
+_IMPOSED = re.compile(r"只能|必须|非要|非得|才(能|给|肯|让)|逼|强制|硬(要|让|逼)")
 _UNABLE = re.compile(r"无法|不能|未能|来不及")
 _BUNDLED = re.compile(r"协议|条款|隐私政策|一揽子|默认")

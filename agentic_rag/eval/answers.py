@@ -32,7 +32,7 @@ from pathlib import Path
 from ..config import Settings
 from ..conversation import offered_articles
 from ..oneshot import ask
-from ..stages.answer.conclusion import OPPOSITE
+from ..stages.answer.conclusion import OPPOSITE, POLARITY_LABELS
 from ..stages.base import user_text
 from ..state import ANSWER, CITATIONS, FINAL_ANSWER, LLM_CALLS, PATH, QUALITY, RETRIEVAL, TIMINGS
 from .e2e import CheckpointMismatchError, _append, key, run_config
@@ -122,7 +122,7 @@ def score(row: dict, state: dict) -> dict:
     }
 
 
-BARE_LABEL = re.compile(r"(可以|不可以|需要|不需要|视情况)[。.]?")
+BARE_LABEL = re.compile(rf"({'|'.join(POLARITY_LABELS)})[。.]?")
 
 
 def shown_claims(sentences: list[str], text: str) -> list[str]:

@@ -305,10 +305,10 @@ def departed(question: str, clause: Clause) -> bool:
     (公安查流水没告诉我 against a duty to inform that 妨碍履行法定职责 excepts), and no duty that is itself the
     relief for a case where the usual one cannot be met (急救人员没经同意翻手机 against 「紧急情况下…无法及时告知的，
     …应当在紧急情况消除后及时告知」: what was not done may be what that case allows)."""
-    condition = re.split(r"的[，,]", clause.text, maxsplit=1)[0] if _CONDITIONAL.search(clause.text) else ""
-    return bool(_WITHHELD.search(question) or _IMPOSED.search(question)) and not _ASKER_DUTY.match(clause.sentence or clause.full) \
-        and not _CLAIMED_BASIS.search(question) and not EXCEPTION.search(clause.sentence or clause.full) \
-        and not _UNABLE.search(condition)
+    sentence = clause.sentence or clause.full
+    condition = condition_part(clause) if _CONDITIONAL.search(clause.text) else ""
+    return bool(_WITHHELD.search(question) or _IMPOSED.search(question)) and not _ASKER_DUTY.match(sentence) \
+        and not _CLAIMED_BASIS.search(question) and not EXCEPTION.search(sentence) and not _UNABLE.search(condition)
 
 
 def skipped_duty(question: str, duty: str, common: frozenset[str] = DRAFTING) -> bool:
@@ -363,10 +363,15 @@ def _ages(question: str, text: str) -> tuple[int | None, int | None]:
     return (cn_to_int(limit.group(1)) if limit else None), _stated_age(question)
 
 
+def condition_part(clause: Clause) -> str:
+    """What a conditional clause's rule is for: the text before 「…的，」 or 「…的处理者应当」."""
+    return re.split(r"的[，,]|的(?:个人信息)?处理者应当", clause.text, maxsplit=1)[0]
+
+
 def condition_met(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
     """The question states the case a conditional duty is for: its age is below the clause's 不满N周岁, or it shares
     a third of the condition's own words (the words of every article of its law, `common`, say nothing)."""
-    condition = re.split(r"的[，,]|的(?:个人信息)?处理者应当", clause.text, maxsplit=1)[0]
+    condition = condition_part(clause)
     limit, age = _ages(question, condition)
     if limit is not None and (age is not None or _CHILD.search(question)):  # a stated age decides; a child without
         return age is None or age < limit                                    # one is under any limit

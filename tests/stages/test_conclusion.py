@@ -224,6 +224,30 @@ def test_duties_withheld_or_evaded_and_times_not_reached(article, fragment, ques
     assert decide(question, by_text(article, fragment)).label == label
 
 
+INSTALMENT = ("分期付款的买受人未支付到期价款的数额达到全部价款的五分之一，经催告后在合理期限内仍未支付到期价款的，出卖人可以"
+               "请求买受人支付全部价款或者解除合同。")
+AGREED = "用人单位与劳动者协商一致，可以订立固定期限劳动合同。"
+STACKED = "堆放物倒塌、滚落或者滑落造成他人损害，堆放人不能证明自己没有过错的，应当承担侵权责任。"
+NUCLEAR = "民用核设施造成他人损害的，由营运单位承担侵权责任；但是，能够证明损害是因战争造成的，不承担责任。"
+DANGER = "未经许可进入高度危险活动区域受到损害，管理人能够证明已经采取足够安全措施的，可以减轻或者不承担责任。"
+
+
+@pytest.mark.parametrize("article, question, label", [
+    # a permission only after a step of the one permitted, or only by agreement: the step skipped or the act imposed
+    (INSTALMENT, "我有一期没按时还上，车行也没催，马上就说要解除合同把车收回，他们能这样吗？", "不可以"),
+    (INSTALMENT, "我欠了好几期，车行催了两次我还是没还，现在要解除合同，他们能这样吗？", "视情况"),
+    (AGREED, "公司非要我签三年的合同，我不同意，公司能硬让我签吗？", "不可以"),
+    (AGREED, "公司说按规定必须签三年，这样合法吗？", "视情况"),
+    # a duty that holds unless the one it binds proves something: the proof decides, not the lay story
+    (STACKED, "物业堆在楼下的木板滑下来，把我的电动车砸坏了，我能让物业赔吗？", "视情况"),
+    (DANGER, "孩子翻墙进了变电站被电伤，变电站说一分钱都不赔，他们能完全不赔吗？", "视情况"),
+    # … but a proviso that a case may be proved is an exception, decided as one
+    (NUCLEAR, "核电站漏辐射，我家鱼塘的鱼全死了，能找它赔吗？", "可以"),
+])
+def test_preconditions_skipped_and_duties_a_proof_can_lift(article, question, label):
+    assert decide(question, clauses(article)[0]).label == label
+
+
 def test_a_practice_that_skips_the_other_sides_duty_is_not_lawful_but_the_askers_own_duty_is_not_a_breach():
     separate = clauses("处理敏感个人信息应当取得个人的单独同意；")[0]
     assert decide("美颜相机把采集人脸写在用户协议里，我点了同意全部条款，这就算它拿到授权了吗？", separate).label == "不可以"

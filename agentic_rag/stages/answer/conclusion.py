@@ -183,6 +183,8 @@ def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> L
         return "不可以"  # 「监管局来调交易数据，我能拒绝不给吗」 against 「…应当提供」: a duty is not the holder's to refuse
     if mod == "permit" and not clause.lead and _OPEN_STANDARD.search(clause.text):
         return "视情况"
+    if mod == "oblige" and not clause.lead and rebuttable(clause):
+        return "视情况"  # 「…堆放人不能证明自己没有过错的，应当承担侵权责任」: whether they can prove it decides
     if mod in ("permit", "oblige"):
         return "视情况" if clause.lead and mod == "oblige" else "可以"
     return {"prohibit": "不可以", "exempt": "不可以"}.get(mod, "视情况")
@@ -192,10 +194,12 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
     if mod == "prohibit":
         return "不可以"
     if mod == "exempt":
-        return "可以"
+        return "视情况" if rebuttable(clause) else "可以"  # 「管理人能够证明已经采取足够安全措施…的，可以…不承担责任」
     asking = final_clause(question)
     if mod == "permit" and _REFUSAL.search(asking):
         return "视情况"  # 「我们能拒绝检查吗」 against 「部门可以实施现场检查」: the permission is the other side's
+    if mod == "permit" and precondition_skipped(question, clause):
+        return "不可以"  # 「车行也没催，就说要解除合同」 against 「…经催告后…仍未支付…的，出卖人可以…解除合同」
     if mod == "permit" and clause.lead and _CONDUCT.search(asking) and not _CONSENT.search(clause.text) and \
             skipped_duty(question, _NEGATED_PART.sub("", clause.text), common):
         # 「没培训也没调岗就辞退我，合法吗」 against 「…经过培训或者调整工作岗位，仍不能胜任工作的」: a step the ground
@@ -322,6 +326,23 @@ def skipped_duty(question: str, duty: str, common: frozenset[str] = DRAFTING) ->
                for m in _NEGATED.finditer(question))
 
 
+def precondition_skipped(question: str, clause: Clause) -> bool:
+    """The clause permits an act only after a step of the one permitted (经催告后, 但是应当提前六十日书面通知) or only
+    by agreement (协商一致, 根据自愿原则), and the question tells the step skipped (也没催, 没打任何招呼) or the act
+    imposed (硬让我签, 说我必须接受): what was done is not what the clause permits. Not where the other side cited a
+    legal basis, which then decides."""
+    if _CLAIMED_BASIS.search(question):
+        return False
+    return any(said.search(question) and required.search(clause.full) for said, required in _PRECONDITIONS)
+
+
+def rebuttable(clause: Clause) -> bool:
+    """The clause's duty holds unless the one it binds proves something (过错推定: 「…不能证明自己没有过错的，应当
+    承担侵权责任」, 「公共道路管理人不能证明已经尽到…义务的」): what a lay question tells cannot settle the proof.
+    Not a proviso (「但是，能够证明损害是因战争…造成的，不承担责任」): that is an exception, decided as one."""
+    return bool(_REBUTTABLE.search(re.split(r"但是|但[，,]", clause.text, maxsplit=1)[0]))
+
+
 def skipped_step(question: str, duty: str) -> bool:
     """The question says the very step the duty requires was skipped, in lay words: 没问过我 / 未经同意 against a duty
     to obtain consent, 没告诉 against a duty to inform, 没标 against a duty to mark. The words differ from the
@@ -438,4 +459,9 @@ _WITHHELD = re.compile(r"(没有?|不|未|一律不|从不)[^，。？！]{0,2}?
 # … or imposed its own terms on the asker (只能在App上办, 必须同时买, 要开付费会员才能查, 逼我改种)
 _IMPOSED = re.compile(r"只能|必须|非要|非得|才(能|给|肯|让)|逼|强制|硬(要|让|逼)")
 _UNABLE = re.compile(r"无法|不能|未能|来不及")
+_REBUTTABLE = re.compile(r"(不能|能够)证明[^。；]*?的[，,]")
+_PRECONDITIONS = (
+    (re.compile(_NOT + r"[^，。？]{0,8}?(催|打[^，。？]{0,3}招呼|通知|说一声)"), re.compile(r"催告|通知")),
+    (_IMPOSED, re.compile(r"协商一致|自愿")),
+)
 _BUNDLED = re.compile(r"协议|条款|隐私政策|一揽子|默认")

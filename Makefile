@@ -7,9 +7,17 @@ QUESTION ?= 我能要求App删除我的个人信息吗？
 # llama.cpp is compiled for this machine's CPU (AVX-512 where it has it: the gate's prompt processing is faster than
 # with a portable AVX2 build, bench/results/llama_build.json), no llava: ~5 min once. The wheel is kept under ~/.cache
 # per (version, flags, CPU), so a clean clone on the same machine reuses it and another CPU gets its own build.
+# Each instruction set the CPU reports is named, not -march=native: that also turns on AMX, which a VM may report
+# but not enable (Firecracker: SIGILL at the first batched matmul), and ggml's AMX path is not needed here.
 LLAMA_VERSION := 0.3.36
-LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=ON
-LLAMA_KEY := $(shell (grep -m1 '^flags' /proc/cpuinfo 2>/dev/null; echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)') | sha256sum | cut -c1-12)
+CPUINFO ?= /proc/cpuinfo
+CPU_FLAGS := $(shell grep -m1 '^flags' $(CPUINFO) 2>/dev/null)
+ggml_isa = -DGGML_$(2)=$(if $(filter $(1),$(CPU_FLAGS)),ON,OFF)
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF $(call ggml_isa,sse4_2,SSE42) $(call ggml_isa,avx,AVX) \
+	$(call ggml_isa,avx2,AVX2) $(call ggml_isa,fma,FMA) $(call ggml_isa,f16c,F16C) $(call ggml_isa,bmi2,BMI2) \
+	$(call ggml_isa,avx_vnni,AVX_VNNI) $(call ggml_isa,avx512f,AVX512) $(call ggml_isa,avx512vbmi,AVX512_VBMI) \
+	$(call ggml_isa,avx512_vnni,AVX512_VNNI) $(call ggml_isa,avx512_bf16,AVX512_BF16)
+LLAMA_KEY := $(shell (echo '$(CPU_FLAGS)'; echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)') | sha256sum | cut -c1-12)
 WHEELS := $(HOME)/.cache/agentic-rag/llama-cpp-wheels/$(LLAMA_KEY)
 export CMAKE_BUILD_PARALLEL_LEVEL := 2
 export LITELLM_LOCAL_MODEL_COST_MAP := True

@@ -135,7 +135,7 @@ def clause_modality(clause: Clause) -> str:
     it decides only where the question is its case (`exception_applies`, which turns the rule's label)."""
     if clause.lead:
         return modality_of(clause.lead)
-    rule, *proviso = re.split(r"[；;，,]\s*但(?:是)?[，,]?", clause.text, maxsplit=1)
+    rule, *proviso = _PROVISO.split(clause.text, maxsplit=1)
     mod = modality_of(rule)
     if not proviso or _CROSS_REFERENCE.search(proviso[0]) or mod == "none":
         return clause.modality  # 「但是有前款第二项至第七项规定情形的，不需取得个人同意」: its case is not in words to match
@@ -340,7 +340,7 @@ def rebuttable(clause: Clause) -> bool:
     """The clause's duty holds unless the one it binds proves something (过错推定: 「…不能证明自己没有过错的，应当
     承担侵权责任」, 「公共道路管理人不能证明已经尽到…义务的」): what a lay question tells cannot settle the proof.
     Not a proviso (「但是，能够证明损害是因战争…造成的，不承担责任」): that is an exception, decided as one."""
-    return bool(_REBUTTABLE.search(re.split(r"但是|但[，,]", clause.text, maxsplit=1)[0]))
+    return bool(_REBUTTABLE.search(_PROVISO.split(clause.text, maxsplit=1)[0]))
 
 
 def skipped_step(question: str, duty: str) -> bool:
@@ -459,6 +459,7 @@ _WITHHELD = re.compile(r"(没有?|不|未|一律不|从不)[^，。？！]{0,2}?
 # … or imposed its own terms on the asker (只能在App上办, 必须同时买, 要开付费会员才能查, 逼我改种)
 _IMPOSED = re.compile(r"只能|必须|非要|非得|才(能|给|肯|让)|逼|强制|硬(要|让|逼)")
 _UNABLE = re.compile(r"无法|不能|未能|来不及")
+_PROVISO = re.compile(r"[；;，,]\s*但(?:是)?[，,]?")  # where a rule's proviso starts (；但是，…)
 _REBUTTABLE = re.compile(r"(不能|能够)证明[^。；]*?的[，,]")
 _PRECONDITIONS = (
     (re.compile(_NOT + r"[^，。？]{0,8}?(催|打[^，。？]{0,3}招呼|通知|说一声)"), re.compile(r"催告|通知")),

@@ -2,10 +2,11 @@
 never AMX (a VM may report it without enabling its tile state: SIGILL at the first batched matmul), and a CPU of
 its own gets a wheel of its own."""
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests import hermetic
 
 ROOT = Path(__file__).resolve().parent.parent
 SAPPHIRE = ("fpu sse4_2 avx avx2 fma f16c bmi2 avx_vnni avx512f avx512bw avx512vbmi avx512_vnni avx512_bf16 "
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="GNU make i
 def build(flags: str, tmp_path: Path) -> tuple[str, list[str]]:
     cpuinfo = tmp_path / f"cpuinfo-{abs(hash(flags))}"
     cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
-    out = subprocess.run(["make", "-s", "-C", str(ROOT), f"CPUINFO={cpuinfo}",
+    out = hermetic.run(["make", "-s", "-C", str(ROOT), f"CPUINFO={cpuinfo}",
                           "--eval", "print-llama: ; @echo $(LLAMA_KEY) $(LLAMA_CMAKE_ARGS)", "print-llama"],
                          capture_output=True, text=True, check=True).stdout.split()
     return out[0], out[1:]

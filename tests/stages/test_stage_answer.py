@@ -327,6 +327,23 @@ def test_a_depends_sentence_is_checked_as_shown_without_the_words_the_task_put_i
     assert not ANSWER.get(final).sentences[0].kept
 
 
+def test_what_a_depends_answer_depends_on_is_checked_against_the_articles_not_the_question(fake_settings):
+    # fresh-pipl-102 showed 「视情况。取决于境外一家云服务商报价便宜。」: the question's facts, every word of them
+    # "supported" because the question is among the sentence check's sources; a condition must be the article's.
+    kw = dict(path="pass", question="有公司抓取网上公开的简历卖给猎头，这合法吗？", numbers=(27, 10), relevant=(27,))
+    for streaming in (False, True):
+        _, final, events = answer(fake_settings, "视情况，取决于有公司抓取网上公开的简历卖给猎头。", streaming=streaming, **kw)
+        text = FINAL_ANSWER.get(final)
+        assert text.startswith("**结论**：视情况。取决于您的情况是否符合下面引用的条文规定的条件和例外。\n\n**依据**：第二十七条")
+        assert "猎头" not in text.split("**依据**")[0] and not ANSWER.get(final).sentences[0].kept
+        if streaming:
+            assert "".join(e.content.parts[0].text for e in events if e.partial) == text
+    # the same words are the case itself under a polar label, which the question may name
+    _, final, _ = answer(fake_settings, "不可以，公司不能抓取网上公开的简历卖给猎头。", path="pass",
+                         question="有公司抓取网上公开的简历卖给猎头，这合法吗？", numbers=(10, 27), relevant=(10,))
+    assert ANSWER.get(final).sentences[0].kept
+
+
 def test_the_task_written_back_as_the_sentence_is_not_shown_nor_reported_as_a_dropped_claim(fake_settings):
     # 9 of 56 held-out answers (stop 36): the 1.5B's whole sentence was its polar task 「以“需要”开头，说明…」
     for streaming in (False, True):

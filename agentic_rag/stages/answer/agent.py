@@ -315,7 +315,8 @@ class AnswerStage(LlmStage):
             plans), temperature=0.1)
         texts = split_lines(raw, len(plans))
         logits = await self._support_logits(ctx, prefix, [t for t in texts if t])
-        sources = QUESTION.get(ctx.session.state, "") + "".join(a.text for a in ev.articles)
+        articles = "".join(a.text for a in ev.articles)
+        sources = QUESTION.get(ctx.session.state, "") + articles
         out, rejected = [], []
         for text, plan in zip(texts, plans):
             checked, record = check(text, ev)
@@ -333,8 +334,10 @@ class AnswerStage(LlmStage):
             if repeats_quote(shown, plan):  # quoted under 依据 already
                 out.append(Sentence(text=checked, kept=False, why=REPEATED))
                 continue
-            verdict = judge_sentence(shown, sources, plan.label, logits.get(text), question=plan.question,
-                                     common=plan.common)
+            # What a 视情况 depends on is the article's condition: the question's own facts written after 取决于
+            # (「取决于境外一家云服务商报价便宜」, fresh-pipl-102) are no condition the law states.
+            verdict = judge_sentence(shown, articles if plan.label == "视情况" else sources, plan.label,
+                                     logits.get(text), question=plan.question, common=plan.common)
             out.append(Sentence(text=checked, support=verdict.p, kept=verdict.kept, why=verdict.why))
         return out, rejected
 

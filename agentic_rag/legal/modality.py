@@ -123,6 +123,10 @@ def clauses(text: str) -> list[Clause]:
     out: list[Clause] = []
     lead = ""
     for full in (s.strip() for s in _FULL_STOP.split(text)):
+        if out and not out[-1].lead and _EXCEPTION_ONLY.search(full) and not _ITEM.search(full):
+            # 「…并承担商品运输中的风险和责任。但是，消费者另行选择快递物流服务提供者的除外。」: the exception is the rule's
+            out[-1] = Clause(out[-1].text + full, sentence=out[-1].sentence + full)
+            continue
         for part in _sentences(full):
             parts, markers = _ITEM.split(part), _ITEM.findall(part)
             if not markers:

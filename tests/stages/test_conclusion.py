@@ -248,6 +248,36 @@ def test_preconditions_skipped_and_duties_a_proof_can_lift(article, question, la
     assert decide(question, clauses(article)[0]).label == label
 
 
+COMPLAINT = "消费者向有关行政部门投诉的，该部门应当自收到投诉之日起七个工作日内，予以处理并告知消费者。"
+PUNITIVE = "侵权人违反法律规定故意污染环境、破坏生态造成严重后果的，被侵权人有权请求相应的惩罚性赔偿。"
+ARBITRATION = ("消费者和经营者发生消费者权益争议的，可以通过下列途径解决：（一）与经营者协商和解；"
+               "（四）根据与经营者达成的仲裁协议提请仲裁机构仲裁；（五）向人民法院提起诉讼。")
+FIRST_COMPENSATE = "经营者违反本法规定，应当承担民事赔偿责任和缴纳罚款、罚金，其财产不足以同时支付的，先承担民事赔偿责任。"
+DELIVERY = ("电子商务经营者应当按照承诺或者与消费者约定的方式、时限向消费者交付商品或者服务，并承担商品运输中的风险和责任。"
+            "但是，消费者另行选择快递物流服务提供者的除外。")
+
+
+@pytest.mark.parametrize("article, item, question, label", [
+    # a duty whose condition names the asker is still the other side's (stop 48: lab2-101)
+    (COMPLAINT, 0, "上个月我去市场监管局投诉一家理发店乱收费，到现在没人处理也没人回我电话，他们这样拖着合规吗？", "不可以"),
+    # a permission whose stated case the question denies (lab2-503), and one it does not deny
+    (PUNITIVE, 0, "厂里管道老化意外漏了废水，鱼死了不少，厂里也承认不是故意的，我还能让他们再赔一笔惩罚性的钱吗？", "不可以"),
+    (PUNITIVE, 0, "化工厂故意往河里偷排废水，鱼塘全毁了，我能要求惩罚性赔偿吗？", "可以"),
+    # the asker's own way to a remedy lacks what the listed way needs (lab2-414)
+    (ARBITRATION, 2, "买的空调坏了跟商家谈不拢，我们也从没签过什么仲裁协议，我能直接去申请仲裁吗？", "不可以"),
+    (ARBITRATION, 2, "合同里写了有纠纷找仲裁委，我能直接去申请仲裁吗？", "可以"),
+    # a duty put off in the asker's words, with a word between 能 and 不 (lab-232)
+    (FIRST_COMPENSATE, 0, "老板说公司账上不够，要先交罚款，他们能先交罚款不赔我吗？", "不可以"),
+])
+def test_duties_of_the_other_side_denied_cases_and_ways_that_lack_a_step(article, item, question, label):
+    assert decide(question, clauses(article)[item]).label == label
+
+
+def test_an_exception_written_as_its_own_sentence_stays_with_the_rule_it_excepts():
+    rule, = clauses(DELIVERY)
+    assert rule.text == DELIVERY and rule.quote == DELIVERY and clause_modality(rule) == "oblige"
+
+
 def test_a_practice_that_skips_the_other_sides_duty_is_not_lawful_but_the_askers_own_duty_is_not_a_breach():
     separate = clauses("处理敏感个人信息应当取得个人的单独同意；")[0]
     assert decide("美颜相机把采集人脸写在用户协议里，我点了同意全部条款，这就算它拿到授权了吗？", separate).label == "不可以"

@@ -185,6 +185,8 @@ def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> L
         return "视情况"
     if mod == "oblige" and not clause.lead and rebuttable(clause):
         return "视情况"  # 「…堆放人不能证明自己没有过错的，应当承担侵权责任」: whether they can prove it decides
+    if mod == "permit" and not clause.lead and condition_denied(question, clause, common):
+        return "不可以"  # 「厂里也承认不是故意的…还能让他们额外再赔一笔惩罚性的钱吗」 against 「…故意污染环境…的，…有权请求…」
     if mod in ("permit", "oblige"):
         return "视情况" if clause.lead and mod == "oblige" else "可以"
     return {"prohibit": "不可以", "exempt": "不可以"}.get(mod, "视情况")
@@ -200,10 +202,13 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "视情况"  # 「我们能拒绝检查吗」 against 「部门可以实施现场检查」: the permission is the other side's
     if mod == "permit" and precondition_skipped(question, clause):
         return "不可以"  # 「车行也没催，就说要解除合同」 against 「…经催告后…仍未支付…的，出卖人可以…解除合同」
-    if mod == "permit" and clause.lead and _CONDUCT.search(asking) and not _CONSENT.search(clause.text) and \
-            skipped_duty(question, _NEGATED_PART.sub("", clause.text), common):
+    if mod == "permit" and clause.lead and (_CONDUCT.search(asking) or own_act(asking)) and \
+            not _CONSENT.search(clause.text) and skipped_duty(question, _NEGATED_PART.sub("", clause.text), common):
         # 「没培训也没调岗就辞退我，合法吗」 against 「…经过培训或者调整工作岗位，仍不能胜任工作的」: a step the ground
-        # needs was not taken (what the item itself negates, 不能胜任, is the case, not a step)
+        # needs was not taken (what the item itself negates, 不能胜任, is the case, not a step); 「从没签过什么仲裁协议，
+        # 我能直接去申请仲裁吗」 against 「根据与经营者达成的仲裁协议提请仲裁机构仲裁」: the asker's own way lacks it
+        return "不可以"
+    if mod == "permit" and not clause.lead and condition_denied(question, clause, common):
         return "不可以"
     if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
         return "视情况" if _CONSENT.search(clause.text) else "可以"
@@ -285,7 +290,7 @@ def duty_breached(question: str, clause: Clause, common: frozenset[str] = DRAFTI
     when the duty is the asker's own (消费者退货的商品应当完好) or the clause's condition is not the question's case."""
     text = clause.full
     duty = text.split("应当", 1)[-1]
-    if _ASKER_DUTY.match(clause.sentence or text):
+    if asker_bears_duty(clause.sentence or text):
         return False
     if skipped_step(question, duty) and not _age_excludes(question, clause) and not EXCEPTION.search(clause.sentence):
         return True  # not where the article excepts the duty (告知将妨碍国家机关履行法定职责的除外): lay words cannot tell
@@ -311,8 +316,18 @@ def departed(question: str, clause: Clause) -> bool:
     …应当在紧急情况消除后及时告知」: what was not done may be what that case allows)."""
     sentence = clause.sentence or clause.full
     condition = condition_part(clause) if _CONDITIONAL.search(clause.text) else ""
-    return bool(_WITHHELD.search(question) or _IMPOSED.search(question)) and not _ASKER_DUTY.match(sentence) \
+    return bool(_WITHHELD.search(question) or _IMPOSED.search(question)) and not asker_bears_duty(sentence) \
         and not _CLAIMED_BASIS.search(question) and not EXCEPTION.search(sentence) and not _UNABLE.search(condition)
+
+
+def asker_bears_duty(sentence: str) -> bool:
+    """The duty of the sentence is the asker's own (消费者退货的商品应当完好, 个人应当…): its bearer is who stands before
+    应当, or the sentence's start where nothing does. Not 「消费者向有关行政部门投诉的，该部门应当…处理」: the asker
+    is named in the condition, the duty is the department's (lab2-101)."""
+    duty = re.search(r"应当|必须", sentence)
+    parts = re.split(r"[，,；;]", sentence[:duty.start()]) if duty else [sentence]
+    named = len(parts) > 1 and parts[0].endswith("的") and parts[-1].strip()
+    return bool(_ASKER_DUTY.match(sentence[duty.start() - len(parts[-1]):] if named else sentence))
 
 
 def skipped_duty(question: str, duty: str, common: frozenset[str] = DRAFTING) -> bool:
@@ -324,6 +339,14 @@ def skipped_duty(question: str, duty: str, common: frozenset[str] = DRAFTING) ->
     duty_words = hanzi_bigrams(duty) - common
     return any(hanzi_bigrams(re.split(r"[，。？！；,?!;]", question[m.end():], maxsplit=1)[0]) & duty_words
                for m in _NEGATED.finditer(question))
+
+
+def condition_denied(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
+    """The clause permits only in a case it states first (「侵权人…故意污染环境…的，被侵权人有权…」) and the question
+    denies that case in its own words (不是故意的): the permission is not the question's. What the condition itself
+    negates (「用人单位未及时足额支付劳动报酬的」) is the case, not a word to deny."""
+    return bool(_CONDITIONAL.search(clause.text)) and \
+        skipped_duty(question, _NEGATED_PART.sub("", condition_part(clause)), common)
 
 
 def precondition_skipped(question: str, clause: Clause) -> bool:
@@ -419,7 +442,8 @@ _MAY = re.compile(r"能|可以")
 # What may stand before 能/可以 when the asker asks about their own act (「那我现在还能撤回吗」, 「就可以离职吗」).
 _ASKER_ONLY = re.compile(r"(那么|那|我们|我|现在|直接|还|也|就|是不是|是否)*")
 _REFUSAL = re.compile(r"拒绝|不配合|挡回")
-_EVADE = re.compile(r"拒绝|不配合|(可以|能)不(?!能)|不用(?![^，。？]*(同意|告诉|通知))")
+_EVADE = re.compile(r"拒绝|不配合|(可以|能)不(?!能)|(可以|能)[^，。？不]{1,8}不(?=赔|给|付|退|还|发|管)|"
+                    r"不用(?![^，。？]*(同意|告诉|通知))")  # 他们能先交罚款不赔我吗
 _DEFINITION = re.compile(r"是指|是以|包括|属于")
 # The question says a step was skipped, done without asking, or folded into a general agreement.
 _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告知|通知|说明|问过?|经过?|征得|取得|同意|提醒|签|给)|"

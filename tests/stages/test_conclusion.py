@@ -273,6 +273,14 @@ def test_duties_of_the_other_side_denied_cases_and_ways_that_lack_a_step(article
     assert decide(question, clauses(article)[item]).label == label
 
 
+def test_conduct_an_item_of_a_fined_list_names_is_not_lawful():
+    fined = ("电子商务平台经营者违反本法规定，有下列行为之一的，由市场监督管理部门责令限期改正，可以处二万元以上十万元以下的"
+             "罚款；情节严重的，处十万元以上五十万元以下的罚款：（一）不遵守规定的；（二）擅自删除消费者的评价的；")
+    deleted = next(c for c in clauses(fined) if c.item == "（二）")
+    assert decide("我给吹风机打了差评，过两天发现评价被平台直接删掉了，平台这样做合规吗？", deleted).label == "不可以"
+    assert decide("我给吹风机打了差评，平台会怎么处理？", deleted).label == "说明"
+
+
 def test_an_exception_written_as_its_own_sentence_stays_with_the_rule_it_excepts():
     rule, = clauses(DELIVERY)
     assert rule.text == DELIVERY and rule.quote == DELIVERY and clause_modality(rule) == "oblige"

@@ -236,8 +236,10 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "不可以"  # the duty was not done, or the ask is whether it may be left undone (「他真可以不赔吗」)
     if mod == "oblige" and _CONDUCT.search(asking) and departed(question, clause):
         return "不可以"
-    if _LIABILITY.search(clause.text) and _CONDUCT.search(asking):
-        return "不可以"  # 「他这么做合法吗」 against 「…出售…个人信息的，依法追究法律责任」: what it sanctions is unlawful
+    if (_LIABILITY.search(clause.text) or mod == "none" and imposes_penalty(clause.lead)) and _CONDUCT.search(asking):
+        # 「他这么做合法吗」 against 「…出售…个人信息的，依法追究法律责任」, or against an item of a list a fine
+        # introduces (「…处十万元以上五十万元以下的罚款：…擅自删除消费者的评价的」): what it sanctions is unlawful
+        return "不可以"
     return "视情况"
 
 

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT / "eval"))
 
 from conclusion_rules import PIPL_LAW, articles_by_key  # noqa: E402
 
+from agentic_rag.stages.answer.agent import AnswerStage  # noqa: E402
 from agentic_rag.stages.answer.support import judge_sentence  # noqa: E402
 
 _KEY = re.compile(r"\('(.+)', (\d+)\)")
@@ -57,7 +58,7 @@ def main() -> None:
     index = articles_by_key(list(rows.values()))
     report = {"sentences": 0, "kept_with_question": 0, "kept_articles_only": 0, "changed": []}
     for (qid, sentence), cited in sorted(stored_sentences(args.runs).items()):
-        row, shown = rows[qid], re.sub(r"^视情况[，,。]*", "", sentence)
+        row, shown = rows[qid], AnswerStage._strip_label(sentence, "视情况")  # judged as the stage judges it: as shown
         articles = cited_text(cited, row, index)
         if not articles:
             continue

@@ -281,6 +281,18 @@ def test_conduct_an_item_of_a_fined_list_names_is_not_lawful():
     assert decide("我给吹风机打了差评，平台会怎么处理？", deleted).label == "说明"
 
 
+def test_an_agreement_the_clause_lets_the_parties_make_stands_but_not_a_one_sided_or_conditional_power():
+    pledge, = clauses("出质人与质权人可以协议设立最高额质权。")
+    asked = "我把金表押给朋友，约好以后我跟他借的钱只要不超过50万都用这块表担保，这样约定行吗？"
+    assert decide(asked, pledge).label == "可以"
+    assert decide("我把金表押给朋友，以后借的钱都用它担保，这样行吗？", pledge).label == "视情况"  # no agreement told
+    oral, = clauses("非全日制用工双方当事人可以订立口头协议。")
+    assert decide("奶茶店做小时工，老板只口头说好时薪，这样合法吗？", oral).label == "可以"
+    # a power of one side, on a condition of its own: the agreement told does not settle it
+    carrier, = clauses("托运人违反前款规定的，承运人可以拒绝运输。")
+    assert decide("我跟物流公司说好了用纸箱装，他们这样拒绝合法吗？", carrier).label != "可以"
+
+
 def test_an_exception_written_as_its_own_sentence_stays_with_the_rule_it_excepts():
     rule, = clauses(DELIVERY)
     assert rule.text == DELIVERY and rule.quote == DELIVERY and clause_modality(rule) == "oblige"

@@ -210,6 +210,8 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "不可以"
     if mod == "permit" and not clause.lead and condition_denied(question, clause, common):
         return "不可以"
+    if mod == "permit" and not clause.lead and agreement_permitted(question, clause):
+        return "可以"  # 「约好以后借的钱不超过50万都用这块表担保，这样约定行吗」 against 「出质人与质权人可以协议设立最高额质权」
     if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
         return "视情况" if _CONSENT.search(clause.text) else "可以"
     if mod == "permit" and imposes_penalty(clause.text):
@@ -361,6 +363,17 @@ def precondition_skipped(question: str, clause: Clause) -> bool:
     return any(said.search(question) and required.search(clause.full) for said, required in _PRECONDITIONS)
 
 
+def agreement_permitted(question: str, clause: Clause) -> bool:
+    """The clause lets the parties agree on something (「…可以协议设立…」, 「双方当事人可以订立口头协议」) and the question
+    tells of such an agreement (约好, 说好, 商量好, 签) asking whether it stands: the parties did what they may. Not where
+    the clause's own condition (「…的，」) is not the question's case, nor a permission granted to one side."""
+    word = _AGREEMENT_PERMITTED.search(clause.full)
+    if not word or not _AGREED.search(question) or _CLAIMED_BASIS.search(question):
+        return False
+    before = clause.full[:word.start()]
+    return bool(_BOTH_PARTIES.search(before)) and not re.search(r"的[，,]", before)
+
+
 def rebuttable(clause: Clause) -> bool:
     """The clause's duty holds unless the one it binds proves something (过错推定: 「…不能证明自己没有过错的，应当
     承担侵权责任」, 「公共道路管理人不能证明已经尽到…义务的」): what a lay question tells cannot settle the proof.
@@ -487,6 +500,10 @@ _IMPOSED = re.compile(r"只能|必须|非要|非得|才(能|给|肯|让)|逼|强
 _UNABLE = re.compile(r"无法|不能|未能|来不及")
 _PROVISO = re.compile(r"[；;，,]\s*但(?:是)?[，,]?")  # where a rule's proviso starts (；但是，…)
 _REBUTTABLE = re.compile(r"(不能|能够)证明[^。；]*?的[，,]")
+# A permission to agree (可以协议设立, 可以约定, 可以订立口头协议), granted to both parties (X与Y, 双方, 当事人, 之间).
+_AGREEMENT_PERMITTED = re.compile(r"(可以|有权)(协议|约定|协商|订立|签订)")
+_BOTH_PARTIES = re.compile(r"与|和|双方|当事人|之间")
+_AGREED = re.compile(r"约好|约定|说好|讲好|谈好|商量|协商|签|口头")
 _PRECONDITIONS = (
     (re.compile(_NOT + r"[^，。？]{0,8}?(催|打[^，。？]{0,3}招呼|通知|说一声)"), re.compile(r"催告|通知")),
     (_IMPOSED, re.compile(r"协商一致|自愿")),

@@ -293,6 +293,16 @@ def test_an_agreement_the_clause_lets_the_parties_make_stands_but_not_a_one_side
     assert decide("我跟物流公司说好了用纸箱装，他们这样拒绝合法吗？", carrier).label != "可以"
 
 
+def test_a_duty_that_is_not_about_consent_does_not_say_consent_is_needed():
+    officer, = clauses("处理个人信息达到国家网信部门规定数量的个人信息处理者应当指定个人信息保护负责人，负责对个人信息处理活动"
+                       "以及采取的保护措施等进行监督。")
+    asked = "公司处理的用户信息量达到了网信部门规定的数量，指定我当个人信息保护负责人，要公开我的联系方式。这得先经过我本人同意吗？"
+    assert decide(asked, officer).label == "视情况"
+    assert decide("公司处理的用户信息量达到了网信部门规定的数量，必须指定个人信息保护负责人吗？", officer).label == "需要"
+    minors, = clauses("个人信息处理者处理不满十四周岁未成年人个人信息的，应当取得未成年人的父母或者其他监护人的同意。")
+    assert decide("我家孩子12岁，App收集他的信息要家长同意吗？", minors).label == "需要"
+
+
 def test_an_exception_written_as_its_own_sentence_stays_with_the_rule_it_excepts():
     rule, = clauses(DELIVERY)
     assert rule.text == DELIVERY and rule.quote == DELIVERY and clause_modality(rule) == "oblige"

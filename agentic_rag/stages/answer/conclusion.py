@@ -160,6 +160,10 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
 
 
 def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
+    if mod == "oblige" and _CONSENT.search(final_clause(question)) and not _CONSENT.search(clause.full):
+        # 「这得先经过我本人同意吗」 against 「…处理者应当指定个人信息保护负责人」: a duty that is not about consent
+        # does not say whether consent is needed
+        return "视情况"
     if mod == "prohibit" and _PAY_ASK.search(final_clause(question)) and forbids_charging(question, clause, common):
         return "不需要"  # 「这个违约金我真得交吗」 against 「不得…约定由劳动者承担违约金」: what may not be charged is not owed
     if mod == "oblige" and (party := _BORNE_BY.search(clause.full)) and \

@@ -34,3 +34,13 @@ def test_the_shipped_thresholds_are_those_the_eval_chooses_from_the_committed_sc
     assert stored["d_kind"] == chosen
     for held_out in ("answers-test", "fresh", "fresh2"):  # what the provenance claims: no opposite label added
         assert chosen[held_out]["opposite"] == stored["rules"][held_out]["opposite"]
+
+
+def test_a_clause_silent_on_the_ask_is_not_the_models_to_decide():
+    from agentic_rag.legal.modality import clauses
+    from agentic_rag.stages.answer.conclusion import decide
+    officer, = clauses("处理个人信息达到国家网信部门规定数量的个人信息处理者应当指定个人信息保护负责人。")
+    asked = "公司指定我当个人信息保护负责人，要公开我的联系方式。这得先经过我本人同意吗？"
+    decision = decide(asked, officer)
+    assert decision.label == "视情况" and polarity.tail(asked, decision.label, decision.rule) is None
+    assert polarity.tail(asked, "视情况", "need/oblige")

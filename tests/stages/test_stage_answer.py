@@ -31,6 +31,8 @@ TEXT = {10: "任何组织、个人不得非法收集、使用、加工、传输�
         23: "个人信息处理者向其他个人信息处理者提供其处理的个人信息的，应当向个人告知接收方的名称或者姓名、联系方式，"
             "并取得个人的单独同意。",
         27: "个人信息处理者可以在合理的范围内处理个人自行公开或者其他已经合法公开的个人信息；个人明确拒绝的除外。",
+        52: "处理个人信息达到国家网信部门规定数量的个人信息处理者应当指定个人信息保护负责人，负责对个人信息处理活动以及"
+            "采取的保护措施等进行监督。",
         65: "任何组织、个人有权对违法个人信息处理活动向履行个人信息保护职责的部门进行投诉、举报。"}
 
 
@@ -382,6 +384,24 @@ def test_an_it_depends_label_is_decided_by_the_embedded_models_logit_only_at_its
         labels[d] = (ANSWER.get(final).asks[0].label, ANSWER.get(final).asks[0].rule.endswith("/model"))
         assert FINAL_ANSWER.get(final).startswith(f"**结论**：{labels[d][0]}。")
     assert labels == {3.0: ("可以", True), 0.2: ("视情况", False), -3.0: ("不可以", True)}
+
+
+def test_a_clause_silent_on_the_ask_is_not_put_to_the_model(fake_settings):
+    # fresh-pipl-013: 第五十二条's duty to appoint an officer says nothing of whether the officer's consent is needed;
+    # the 1.5B's logit had turned the rules' 视情况 into 需要, the opposite of the law (第十三条 needs no consent here)
+    embedded = fake_settings.model_copy(update={"agentic_rag_model": "local/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"})
+    question = "公司处理的用户信息量达到了网信部门规定的数量，指定我当个人信息保护负责人，这得先经过我本人同意吗？"
+    model = MockScoringModel.create("取决于公司是否达到规定数量。")
+    model.diffs = [9.0]
+    for streaming in (False, True):
+        _, final, events = answer(embedded, model=model, path="pass", question=question, numbers=(52,), relevant=(52,),
+                                  streaming=streaming)
+        assert ANSWER.get(final).asks[0].label == "视情况"
+        assert all("是否需要" not in t for _, tails in model.scored for t in tails) and not model.prompts  # no call
+        text = FINAL_ANSWER.get(final)  # the code says the clause is silent on consent, not a guess at a condition
+        assert text.startswith("**结论**：视情况。下面引用的条文规定的是另一项义务，没有规定是否需要取得同意") and "已删去" not in text
+        if streaming:
+            assert "".join(e.content.parts[0].text for e in events if e.partial) == text
 
 
 def test_another_model_or_the_setting_off_keeps_the_rules_it_depends(fake_settings):

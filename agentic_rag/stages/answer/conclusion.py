@@ -90,6 +90,9 @@ def ask_kind(question: str) -> AskKind:
     return "permission"
 
 
+UNANSWERED = "need/unanswered"  # the rule for a clause that does not speak to the ask: its 视情况 stands
+
+
 @dataclass(frozen=True)
 class Decision:
     label: Label
@@ -151,6 +154,8 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
     if clause is None:
         return Decision("视情况", "no clause")
     mod = clause_modality(clause)
+    if kind == "need" and mod == "oblige" and unanswered_consent(question, clause):
+        return Decision("视情况", UNANSWERED)  # not the polarity model's to decide either: the clause is silent
     label = _TABLES[kind](mod, clause, question, common)
     if exception_applies(question, clause):  # the excepted case: the rule's opposite
         return Decision(OPPOSITE.get(label, label), f"{kind}/exception/{mod}")
@@ -159,11 +164,13 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
     return Decision(label, f"{kind}/{mod}")
 
 
+def unanswered_consent(question: str, clause: Clause) -> bool:
+    """「这得先经过我本人同意吗」 against 「…处理者应当指定个人信息保护负责人」: a duty that is not about consent does
+    not say whether consent is needed."""
+    return bool(_CONSENT.search(final_clause(question))) and not _CONSENT.search(clause.full)
+
+
 def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
-    if mod == "oblige" and _CONSENT.search(final_clause(question)) and not _CONSENT.search(clause.full):
-        # 「这得先经过我本人同意吗」 against 「…处理者应当指定个人信息保护负责人」: a duty that is not about consent
-        # does not say whether consent is needed
-        return "视情况"
     if mod == "prohibit" and _PAY_ASK.search(final_clause(question)) and forbids_charging(question, clause, common):
         return "不需要"  # 「这个违约金我真得交吗」 against 「不得…约定由劳动者承担违约金」: what may not be charged is not owed
     if mod == "oblige" and (party := _BORNE_BY.search(clause.full)) and \

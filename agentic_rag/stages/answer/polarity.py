@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 
 from . import prompt
-from .conclusion import OPPOSITE, ask_kind
+from .conclusion import OPPOSITE, UNANSWERED, ask_kind
 
 POSITIVE = {"permission": "可以", "right": "可以", "need": "需要"}  # the yes/no ask kinds (`prompt.POLARITY_TAIL`)
 NEGATIVE = {kind: OPPOSITE[label] for kind, label in POSITIVE.items()}
@@ -36,9 +36,12 @@ def polarity_model() -> PolarityModel:
                          provenance=data.get("provenance", {}))
 
 
-def tail(question: str, label: str) -> str | None:
-    """The model's task for a question the rules answered 视情况, if it is a yes/no question."""
-    return prompt.POLARITY_TAIL.get(ask_kind(question)) if label == "视情况" else None
+def tail(question: str, label: str, rule: str = "") -> str | None:
+    """The model's task for a question the rules answered 视情况, if it is a yes/no question — not where they found
+    the clause silent on the ask (`conclusion.UNANSWERED`): the model's yes would be the clause's duty, not the ask's."""
+    if label != "视情况" or rule == UNANSWERED:
+        return None
+    return prompt.POLARITY_TAIL.get(ask_kind(question))
 
 
 def decided(question: str, d: float, model: PolarityModel) -> str | None:

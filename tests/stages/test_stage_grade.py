@@ -8,7 +8,16 @@ import pytest
 from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.grade.agent import GradeStage, parse_quality, rule_verdict
 from agentic_rag.stages.grade.judge import Calibration, calibration, judge
-from agentic_rag.state import ATTEMPT_QUALITY, ATTEMPT_RETRIEVAL, QUESTION, RAW_GRADE, ROUTE, Route
+from agentic_rag.state import (
+    ATTEMPT_QUALITY,
+    ATTEMPT_RETRIEVAL,
+    CONTEXT,
+    QUESTION,
+    RAW_GRADE,
+    ROUTE,
+    Contextualised,
+    Route,
+)
 from tests.fakes.adk import run_agent
 from tests.fakes.mock_model import MockModel, MockScoringModel
 
@@ -54,6 +63,23 @@ def test_rules():
     assert lookup.passed and lookup.source == "rule:exact_lookup" and lookup.relevant == ["p#57"]
     assert rule_verdict("第五十七条和隐私有什么关系", retrieval(57, query_type="exact", pinned=(57,), refs=(57,)),
                         32, 0.2) is None
+
+
+def test_the_floor_judges_the_question_the_router_let_through_not_the_reply_searched_in_its_place(fake_settings):
+    # stop 40: a clarification reply's facts are searched alone; three replies with a gold article first were refused
+    # by the floor at cosine 0.18-0.21 while the merged question the router passed stood at ≥ 0.29
+    question = "原问题：我被侵权了怎么办？；补充：快递公司把我的收件地址给了别人"
+    low = {QUESTION.key: question, **ATTEMPT_RETRIEVAL.delta(retrieval(10, 23, best=0.19)),
+           **ROUTE.delta(Route(kind="kb", signals={"best_similarity": 0.31}))}
+    reply = Contextualised(question=question, kind="clarify_reply", source="rule", search="快递公司把我的收件地址给了别人")
+    fake_settings = fake_settings.model_copy(update={"min_vector_score": 0.22})  # the shipped floor
+    stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings,
+                       model=MockModel.create(json.dumps(dict.fromkeys(DIMS, 9))))
+    graded = ATTEMPT_QUALITY.get(run_agent(stage, state={**low, **CONTEXT.delta(reply)})[0])
+    assert graded.source != "rule:low_relevance" and graded.passed
+    stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings, model=MockModel.create("{}"))
+    alone = ATTEMPT_QUALITY.get(run_agent(stage, state=low)[0])  # the question itself searched: the floor holds
+    assert alone.source == "rule:low_relevance" and not alone.passed
 
 
 def grade(fake_settings, reply, state_extra=None):

@@ -28,6 +28,7 @@ from ...llm.scoring import ScoringUnsupported
 from ...state import (
     ATTEMPT_QUALITY,
     ATTEMPT_RETRIEVAL,
+    CONTEXT,
     KB_LAW,
     QUESTION,
     RAW_GRADE,
@@ -46,6 +47,15 @@ from .judge import calibration, judge
 from .rules import confirmed_verdict, failed, rule_verdict
 
 
+def searched_in_place_cosine(state) -> float | None:
+    """The router's cosine of the question, where retrieval searched other words in its place (`CONTEXT.search`)."""
+    context, route = CONTEXT.get(state), ROUTE.get(state)
+    if context is None or not context.search or route is None:
+        return None
+    best = route.signals.get("best_similarity")
+    return float(best) if isinstance(best, (int, float)) else None
+
+
 class GradeStage(LlmStage):
     key: ClassVar[str] = "grade"
     agent_name: ClassVar[str] = "QualityEvaluatorAgent"
@@ -57,7 +67,8 @@ class GradeStage(LlmStage):
         retrieval = ATTEMPT_RETRIEVAL.get(state)
         threshold = self.settings.quality_threshold
         quality = confirmed_verdict(retrieval, threshold) or \
-            rule_verdict(QUESTION.get(state, ""), retrieval, threshold, self.settings.min_vector_score)
+            rule_verdict(QUESTION.get(state, ""), retrieval, threshold, self.settings.min_vector_score,
+                         searched_in_place_cosine(state))
         raw = ""
         if quality is None:
             try:

@@ -10,11 +10,17 @@ def failed(threshold: int, verdict: Verdict, source: GradeSource, error: str) ->
                    verdict=verdict, source=source, error=error, action="incorrect")
 
 
-def rule_verdict(question: str, retrieval: Retrieval, threshold: int, min_vector_score: float) -> Quality | None:
-    """A verdict without the LLM when the case is clear, else None."""
+def rule_verdict(question: str, retrieval: Retrieval, threshold: int, min_vector_score: float,
+                 question_cosine: float | None = None) -> Quality | None:
+    """A verdict without the LLM when the case is clear, else None. `question_cosine` is the router's cosine of the
+    question when retrieval searched other words in its place (a clarification reply's facts): the floor judges the
+    question, which the router let through, not the reply alone (stop 40: three replies with a gold article first
+    were refused at cosine 0.18-0.21 while their merged question stood at ≥ 0.29)."""
     if not retrieval.articles:
         return failed(threshold, "fail", "rule:no_results", "未检索到任何条文")
     best = retrieval.max_vector_score
+    if best is not None and question_cosine is not None:
+        best = max(best, question_cosine)
     if retrieval.query_type != "exact" and best is not None and best < min_vector_score:
         return failed(threshold, "fail", "rule:low_relevance",
                       f"检索到的条文与问题相关度过低（最高相似度 {best:.2f} < {min_vector_score:.2f}），"

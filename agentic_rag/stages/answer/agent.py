@@ -62,7 +62,7 @@ from ..base import SYSTEM, LlmStage
 from ..evidence import label, prompt_articles, shared_prefix
 from . import form, polarity, prompt
 from .citations import Evidence, check, note
-from .conclusion import UNANSWERED, asks_penalty, decide
+from .conclusion import CONSENT_UNANSWERED, asks_penalty, decide
 from .deciding import Embed, embedder_similarity, governing_order, is_remedy, rank_clauses
 from .stream import VerifiedStream
 from .support import NOTHING, REPEATED, judge_sentence, repeats_quote, says_nothing, support_model
@@ -310,7 +310,7 @@ class AnswerStage(LlmStage):
         """The model's sentence per ask, each checked (a dropped one leaves the code's conclusion alone), and the
         (law, article) keys the dropped sentences cited. Returned, not kept on the stage: one stage object serves
         every session of a server, and another question's answer runs while this one waits for the model."""
-        if all(plan.rule == UNANSWERED for plan in plans):  # the code says the clause is silent: nothing to write
+        if all(plan.rule == CONSENT_UNANSWERED for plan in plans):  # the code says the clause is silent: no sentence
             return [Sentence(text="", kept=False, why=NOTHING) for _ in plans], []
         prefix = shared_prefix(QUESTION.get(ctx.session.state, ""), form.quoted_articles(plans) or ev.articles,
                                one_law)
@@ -376,7 +376,7 @@ class AnswerStage(LlmStage):
         """What follows the ask's heading: the kept sentence without the label already shown, or, with no sentence
         under 答复 or after 视情况, a line that points to the quoted clause (a bare 「**答复**：」 reads as a broken answer,
         a bare 「视情况。」 as no answer: it must say what it depends on)."""
-        if plan.rule == UNANSWERED:
+        if plan.rule == CONSENT_UNANSWERED:
             return prompt.SILENT_ON_CONSENT
         shown = cls._strip_label(sentence, plan.label)
         return shown or (prompt.BY_QUOTE.get(plan.label, "") if plan.clause else "")

@@ -90,7 +90,8 @@ def ask_kind(question: str) -> AskKind:
     return "permission"
 
 
-UNANSWERED = "need/unanswered"  # the rule for a clause that does not speak to the ask: its 视情况 stands
+# The rule for a duty that does not speak to the consent asked about (`unanswered_consent`): its 视情况 stands.
+CONSENT_UNANSWERED = "need/consent_unanswered"
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
         return Decision("视情况", "no clause")
     mod = clause_modality(clause)
     if kind == "need" and mod == "oblige" and unanswered_consent(question, clause):
-        return Decision("视情况", UNANSWERED)  # not the polarity model's to decide either: the clause is silent
+        return Decision("视情况", CONSENT_UNANSWERED)  # not the polarity model's either: the clause is silent
     label = _TABLES[kind](mod, clause, question, common)
     if exception_applies(question, clause):  # the excepted case: the rule's opposite
         return Decision(OPPOSITE.get(label, label), f"{kind}/exception/{mod}")

@@ -11,7 +11,8 @@ EXPLAIN = "**答复**："  # a how-to or lookup question has no 可以 / 不可�
 # Under 答复 or after 视情况 when the model's sentence was dropped or not written: the heading is already shown
 # (streaming), and the quoted clause below it is the answer.
 BY_QUOTE = {"说明": "法律对此的规定见下面引用的条文。", "视情况": "取决于您的情况是否符合下面引用的条文规定的条件和例外。"}
-# After 视情况 where the deciding clause is silent on the ask (`conclusion.UNANSWERED`): the code says so, no model sentence.
+# After 视情况 where the deciding clause is silent on the consent asked about (`conclusion.CONSENT_UNANSWERED`): the
+# code says so, with no model sentence.
 SILENT_ON_CONSENT = "下面引用的条文规定的是另一项义务，没有规定是否需要取得同意，需要结合其他规定判断。"
 ASK = "**问题{n}**：{question}\n\n"
 REASON = "**依据**：{quotes}"

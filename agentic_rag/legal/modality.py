@@ -20,7 +20,7 @@ Modality = Literal["prohibit", "oblige", "permit", "exempt", "none"]
 # (the 无需 says how it is used), and 「可以决定禁止其…担任」 is a power to prohibit, not a prohibition.
 _MODALITIES: tuple[tuple[Modality, re.Pattern], ...] = (
     ("exempt", re.compile(r"(?<![且并而])(不需|无需|不需要|不必|不适用(?!诉讼时效)|不受.{0,10}限制|(?<!不)免除|"
-                          r"不再?承担|不予|可以不(?![超少低足])(?![^，,；;。]*的除外))")),
+                          r"不再?承担|不向[^，,；;。]{1,10}支付(?![^，,；;。]*的)|不予|可以不(?![超少低足])(?![^，,；;。]*的除外))")),
     ("prohibit", re.compile(r"不得|(?<!决定)(?<!可以)(?<!有权)(?<!责令)禁止|严禁|不能|不应当|无效")),
     # a claim no limitation period bars (「…请求权，不适用诉讼时效的规定」) may still be made
     ("permit", re.compile(r"有权|方可|可以|享有|准许|不适用诉讼时效")),

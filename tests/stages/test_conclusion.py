@@ -645,3 +645,45 @@ def test_a_proviso_that_names_its_cases_by_number_keeps_the_whole_sentence_s_mod
                       "不需取得个人同意。")[0]
     assert clause_modality(consent) == "exempt"
     assert decide("平台把我的收货地址交给了快递公司，这需要先征得我同意吗？", consent).label == "不需要"
+
+
+LABOUR_68 = ("非全日制用工，是指以小时计酬为主，劳动者在同一用人单位一般平均每日工作时间不超过四小时，每周工作时间累计不超过"
+             "二十四小时的用工形式。")
+LABOUR_71 = "非全日制用工双方当事人任何一方都可以随时通知对方终止用工。终止用工，用人单位不向劳动者支付经济补偿。"
+LABOUR_72 = "非全日制用工小时计酬标准不得低于用人单位所在地人民政府规定的最低小时工资标准。非全日制用工劳动报酬结算支付周期最长不得超过十五日。"
+
+
+def _labour(number: int, text: str):
+    from agentic_rag.retrieval.types import Article
+
+    return Article(id=f"labour#{number}", title=f"第{number}条", law="中华人民共和国劳动合同法", article=number,
+                   article_cn=f"第{number}条", text=text)
+
+
+def test_a_statement_that_a_party_does_not_pay_is_an_exemption_but_a_failure_to_pay_is_a_case():
+    assert modality("终止用工，用人单位不向劳动者支付经济补偿。") == "exempt"
+    assert modality("逾期不支付的，责令用人单位按应付金额百分之五十以上百分之一百以下的标准向劳动者加付赔偿金：") != "exempt"
+    assert modality("用人单位逾期不向劳动者支付的，劳动者可以申请仲裁。") == "permit"
+
+
+def test_asking_for_compensation_the_law_says_is_not_paid_is_answered_no():
+    question = "我在一家奶茶店做小时工，每周干五天、每天三四个小时，老板突然说明天不用来了，能要经济补偿吗？"
+    assert ask_kind(question) == "right"
+    assert decide(question, by_text(LABOUR_71, "不向劳动者支付")).label == "不可以"
+
+
+def test_a_definition_does_not_decide_a_polar_ask_when_the_next_article_has_a_rule():
+    from agentic_rag.stages.answer.deciding import deciding_clause
+
+    articles = [_labour(68, LABOUR_68), _labour(72, LABOUR_72)]
+
+    def embed(question, texts):  # the definition is the nearest clause, as on fresh-ml-001
+        return [0.50 if "是指" in t else 0.47 if "十五日" in t else 0.40 for t in texts]
+
+    polar = "我周末在一家火锅店打零工，按小时算钱，一天干四个小时左右，老板说工钱一个月结一次，这样可以吗？"
+    best = deciding_clause(polar, articles, embed)
+    assert best.article.article == 72 and "十五日" in best.clause.text
+    assert decide(polar, best.clause).label == "不可以"
+    # asked what it is, the definition answers; and without a second article it stays the governing one's clause
+    assert deciding_clause("非全日制用工是什么意思？", articles, embed).article.article == 68
+    assert deciding_clause(polar, articles[:1], embed).article.article == 68

@@ -444,3 +444,15 @@ def test_a_follow_up_merged_with_the_history_keeps_the_rules_it_depends_a_picked
     model.diffs = [9.0]
     _, final, _ = answer(embedded, model=model, path="pass", question=own, numbers=(27, 10), relevant=(27,), **picked)
     assert ANSWER.get(final).asks[0].label == "可以"
+
+
+def test_a_definition_judged_most_relevant_leaves_a_polar_ask_to_the_next_articles_rule(fake_settings, monkeypatch):
+    # fresh-ml-001: 劳动合同法第六十八条 (what part-time work is) judged first, 第七十二条 (paid at least every 15 days)
+    # second; 「工钱一个月结一次，这样可以吗」 was 视情况 from the definition.
+    monkeypatch.setitem(TEXT, 68, "非全日制用工，是指以小时计酬为主，劳动者在同一用人单位一般平均每日工作时间不超过四小时的用工形式。")
+    monkeypatch.setitem(TEXT, 72, "非全日制用工劳动报酬结算支付周期最长不得超过十五日。")
+    question = "我周末打零工，老板说工钱一个月结算一次，这样可以吗？"
+    _, final, _ = answer(fake_settings, "不可以，结算周期最长不得超过十五日。", path="pass", question=question,
+                         numbers=(68, 72), relevant=(68, 72))
+    assert ANSWER.get(final).asks[0].article == f"{PIPL}#72"
+    assert FINAL_ANSWER.get(final).startswith("**结论**：不可以。")

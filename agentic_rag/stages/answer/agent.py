@@ -63,7 +63,7 @@ from ..evidence import label, prompt_articles, shared_prefix
 from . import form, polarity, prompt
 from .citations import Evidence, check, note
 from .conclusion import CONSENT_UNANSWERED, asks_penalty, decide
-from .deciding import Embed, embedder_similarity, governing_order, is_remedy, rank_clauses
+from .deciding import Embed, deciding_clause, embedder_similarity, governing_order, is_remedy, rank_clauses
 from .stream import VerifiedStream
 from .support import NOTHING, REPEATED, judge_sentence, repeats_quote, says_nothing, support_model
 
@@ -255,15 +255,16 @@ class AnswerStage(LlmStage):
         plans = []
         for i, question in enumerate(asks):
             own = governing_order(question, [a for a in ev.articles if a.sub_question in (None, i)] or ev.articles)
-            best = next(iter(rank_clauses(question, own[:1], embed)), None)
+            best = deciding_clause(question, own, embed)
             common = self._common_words(best.article.law if best else None)
             decision = decide(question, best.clause if best else None, common)
             plan = form.AskPlan(question=question, label=decision.label, rule=decision.rule,
                                 article=best.article if best else None, clause=best.clause if best else None,
                                 common=common)
+            other = [a for a in own[:2] if best is None or a.id != best.article.id][:1]  # the pair's other article
             if len(asks) == 1 and len(own) > 1 and (own[1].relevance or 0) >= max(
                     SECOND_ARTICLE_P, (own[0].relevance or 0) - SECOND_ARTICLE_MARGIN):
-                second = next((r for r in rank_clauses(question, own[1:2], embed) if not is_remedy(r.clause)), None)
+                second = next((r for r in rank_clauses(question, other, embed) if not is_remedy(r.clause)), None)
                 plan.extra = [(second.article, second.clause)] if second else []
             plans.append(plan)
         return plans

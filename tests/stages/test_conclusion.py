@@ -687,3 +687,14 @@ def test_a_definition_does_not_decide_a_polar_ask_when_the_next_article_has_a_ru
     # asked what it is, the definition answers; and without a second article it stays the governing one's clause
     assert deciding_clause("非全日制用工是什么意思？", articles, embed).article.article == 68
     assert deciding_clause(polar, articles[:1], embed).article.article == 68
+
+
+def test_a_duty_undone_by_the_other_side_is_unlawful_unless_it_claims_a_legal_basis():
+    keep = clauses("电子商务平台经营者应当记录、保存平台上发布的商品和服务信息、交易信息，并确保信息的完整性、保密性、可用性。")[0]
+    assert decide("我两年前在平台买的东西，订单记录被平台删了，这合规吗？", keep).label == "不可以"
+    assert decide("我想让平台把我两年前的订单记录删了，这合规吗？", keep).label == "视情况"  # asked for, not done
+    brief = clauses("除法律、行政法规另有规定外，个人信息的保存期限应当为实现处理目的所必要的最短时间。")[0]
+    kept = "活动早就结束了，我让商场删掉我的信息，他们说这些资料会一直留着，以后可能有用。商场这样做合规吗？"
+    assert decide(kept, brief).label == "不可以"
+    based = "我销户了，要求券商把交易记录删了，券商说法规规定要一直保存着所以不删，他们这样合规吗？"
+    assert decide(based, brief).label == "视情况"  # whether the regulation it cites holds decides

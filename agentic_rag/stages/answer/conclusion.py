@@ -248,7 +248,7 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "视情况"
     if mod == "oblige" and (duty_breached(question, clause, common) or evades(asking, clause)):
         return "不可以"  # the duty was not done, or the ask is whether it may be left undone (「他真可以不赔吗」)
-    if mod == "oblige" and _CONDUCT.search(asking) and departed(question, clause):
+    if mod == "oblige" and _CONDUCT.search(asking) and (departed(question, clause) or undone(question, clause)):
         return "不可以"
     if (_LIABILITY.search(clause.text) or mod == "none" and imposes_penalty(clause.lead)) and _CONDUCT.search(asking):
         # 「他这么做合法吗」 against 「…出售…个人信息的，依法追究法律责任」, or against an item of a list a fine
@@ -334,6 +334,19 @@ def departed(question: str, clause: Clause) -> bool:
     condition = condition_part(clause) if _CONDITIONAL.search(clause.text) else ""
     return bool(_WITHHELD.search(question) or _IMPOSED.search(question)) and not asker_bears_duty(sentence) \
         and not _CLAIMED_BASIS.search(question) and not EXCEPTION.search(sentence) and not _UNABLE.search(condition)
+
+
+def undone(question: str, clause: Clause) -> bool:
+    """The question tells the other side did the opposite of the duty (「订单记录被平台删了」 against 「应当记录、保存…
+    交易信息」; 「他们说这些资料会一直留着」 against a storage time 「应当为…所必要的最短时间」), with no legal basis
+    claimed (券商说法规规定要保存…: whether it holds decides) and no exception in the sentence but a general deferral
+    to other laws."""
+    sentence = clause.sentence or clause.full
+    duty = sentence.split("应当", 1)[-1]
+    return any(keep.search(duty) and told.search(question) and not (asked and asked.search(question))
+               for keep, told, asked in _UNDONE) \
+        and not asker_bears_duty(sentence) and not _CLAIMED_BASIS.search(question) \
+        and not EXCEPTION.search(_GENERAL_DEFERRAL.sub("", sentence))
 
 
 def asker_bears_duty(sentence: str) -> bool:
@@ -510,6 +523,12 @@ _WITHHELD = re.compile(r"(没有?|不|未|一律不|从不)[^，。？！]{0,2}?
 # … or imposed its own terms on the asker (只能在App上办, 必须同时买, 要开付费会员才能查, 逼我改种)
 _IMPOSED = re.compile(r"只能|必须|非要|非得|才(能|给|肯|让)|逼|强制|硬(要|让|逼)")
 _UNABLE = re.compile(r"无法|不能|未能|来不及")
+# A duty to keep (记录, 保存) and a deletion told as done, not asked for; a duty to delete or keep briefly and a told
+# keeping.
+_UNDONE = ((re.compile(r"记录|保存|保留|留存"), re.compile(r"(被|给|都|全)[^，。？]{0,6}删|删(了|掉了|除了)|销毁了|清空了"),
+            re.compile(r"(让|要求|请|想|希望)[^，。？]{0,12}删")),
+           (re.compile(r"删除|最短时间"), re.compile(r"一直(留|存|保存|保留)|(还|都|继续)(留着|保存着|存着)|不(给|肯)?删"), None))
+_GENERAL_DEFERRAL = re.compile(r"除?法律、?行政法规另有规定(的除)?外?[，,]?")
 _PROVISO = re.compile(r"[；;，,]\s*但(?:是)?[，,]?")  # where a rule's proviso starts (；但是，…)
 _REBUTTABLE = re.compile(r"(不能|能够)证明[^。；]*?的[，,]")
 # A permission to agree (可以协议设立, 可以约定, 可以订立口头协议), granted to both parties (X与Y, 双方, 当事人, 之间).

@@ -670,6 +670,8 @@ def test_asking_for_compensation_the_law_says_is_not_paid_is_answered_no():
     question = "我在一家奶茶店做小时工，每周干五天、每天三四个小时，老板突然说明天不用来了，能要经济补偿吗？"
     assert ask_kind(question) == "right"
     assert decide(question, by_text(LABOUR_71, "不向劳动者支付")).label == "不可以"
+    owed = clauses("劳动合同被确认无效，劳动者已付出劳动的，用人单位应当向劳动者支付劳动报酬。")[0]
+    assert decide("公司说我的劳动合同无效，白干两个月，我还能要工资吗？", owed).label == "可以"  # lab2-428
 
 
 def test_a_definition_does_not_decide_a_polar_ask_when_the_next_article_has_a_rule():

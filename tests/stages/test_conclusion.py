@@ -700,3 +700,24 @@ def test_a_duty_undone_by_the_other_side_is_unlawful_unless_it_claims_a_legal_ba
     assert decide(kept, brief).label == "不可以"
     based = "我销户了，要求券商把交易记录删了，券商说法规规定要一直保存着所以不删，他们这样合规吗？"
     assert decide(based, brief).label == "视情况"  # whether the regulation it cites holds decides
+
+
+def test_what_the_user_can_do_is_open_to_them_not_an_authoritys_power_or_the_other_sides_exemption():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import grants_a_party, remedies
+
+    texts = {57: "个人信息处理者采取措施能够有效避免信息泄露、篡改、丢失造成危害的，个人信息处理者可以不通知个人；"
+                 "履行个人信息保护职责的部门认为可能造成危害的，有权要求个人信息处理者通知个人。",
+             65: "任何组织、个人有权对违法个人信息处理活动向履行个人信息保护职责的部门进行投诉、举报。收到投诉、举报的部门应当"
+                 "依法及时处理，并将处理结果告知投诉、举报人。",
+             70: "个人信息处理者违反本法规定处理个人信息，侵害众多个人的权益的，人民检察院、法律规定的消费者组织和由国家网信部门"
+                 "确定的组织可以依法向人民法院提起诉讼。"}
+    articles = [Article(id=f"pipl#{n}", title=f"第{n}条", law="pipl", article=n, article_cn=f"第{n}条", text=t)
+                for n, t in texts.items()]
+    listed = [c.quote for _, c in remedies(articles, set())]
+    assert listed == ["任何组织、个人有权对违法个人信息处理活动向履行个人信息保护职责的部门进行投诉、举报。",
+                      "收到投诉、举报的部门应当依法及时处理，并将处理结果告知投诉、举报人。"]  # what a complaint gets
+    # an authority named earlier in the sentence is not who holds the remedy
+    guardian = clauses("对监护人的确定有争议的，由被监护人住所地的居民委员会、村民委员会或者民政部门指定监护人，有关当事人对指定"
+                       "不服的，可以向人民法院申请指定监护人。")
+    assert grants_a_party(next(c for c in guardian if "可以向人民法院申请" in c.full))

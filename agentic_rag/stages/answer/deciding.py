@@ -44,6 +44,8 @@ _CONDITION = re.compile(r"有下列情形之一|符合下列|具备下列|应当
 # every article of its law has (`legal.vocabulary`). On the answers set's dev half: two such listings gone, one kept
 # (押金 / 押金退还…不合理条件), one lost (差异化定价 against 交易条件上…差别待遇: no shared word).
 _NAMES_CONDITION = re.compile(r"条件")
+_AUTHORITY = re.compile(r"部门|机关|人民法院|检察院|主管")
+_DEONTIC_WORD = re.compile(r"应当|可以|有权|必须|享有|不得|方可|准许")
 _REMEDY = re.compile(r"投诉|举报|提起诉讼|向人民法院|请求.{0,12}(赔偿|删除|更正)|有权(请求|要求|拒绝|查阅|复制)|申请仲裁|调解")
 
 
@@ -159,11 +161,24 @@ def is_remedy(clause: Clause) -> bool:
     return bool(_REMEDY.search(clause.full))
 
 
+def grants_a_party(clause: Clause) -> bool:
+    """What 您可以 lists is open to the user: not an authority's power (「…部门认为可能造成危害的，有权要求个人信息处理者
+    通知个人」, 「人民检察院、…组织可以依法向人民法院提起诉讼」: held by whom the sentence names right before its first
+    deontic word; not 「…民政部门指定监护人，有关当事人对指定不服的，可以向人民法院申请」), nor the other side's exemption
+    (「…个人信息处理者可以不通知个人」). An authority's duty to a complainant (「收到投诉、举报的部门应当依法及时处理，并将
+    处理结果告知投诉、举报人」) is what the user's complaint gets, and stays."""
+    mod = clause_modality(clause)
+    word = _DEONTIC_WORD.search(clause.full)
+    parts = [p for p in re.split(r"[，,；;：:]", clause.full[:word.start()] if word else "") if p.strip()]
+    return mod != "exempt" and not (mod == "permit" and parts and _AUTHORITY.search(parts[-1]))
+
+
 def remedies(articles: Sequence[Article], used: set[str]) -> list[tuple[Article, Clause]]:
     """What a user can do, where a given article says so (投诉、举报, 请求删除, 提起诉讼 …), not already quoted."""
     found: dict[str, tuple[Article, Clause]] = {}
     for a in articles:
         for c in clauses(a.text):
-            if is_remedy(c) and not _introduces_list(c) and c.quote not in used and c.quote not in found:
+            if is_remedy(c) and grants_a_party(c) and not _introduces_list(c) and c.quote not in used \
+                    and c.quote not in found:
                 found[c.quote] = (a, c)
     return list(found.values())

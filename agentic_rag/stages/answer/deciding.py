@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...legal.modality import EXCEPTION, Clause, clauses, imposes_penalty
+from ...legal.modality import EXCEPTION, Clause, clauses, imposes_penalty, modal_words
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from ...retrieval.types import Article
@@ -45,7 +45,6 @@ _CONDITION = re.compile(r"有下列情形之一|符合下列|具备下列|应当
 # (押金 / 押金退还…不合理条件), one lost (差异化定价 against 交易条件上…差别待遇: no shared word).
 _NAMES_CONDITION = re.compile(r"条件")
 _AUTHORITY = re.compile(r"部门|机关|人民法院|检察院|主管")
-_DEONTIC_WORD = re.compile(r"应当|可以|有权|必须|享有|不得|方可|准许")
 _REMEDY = re.compile(r"投诉|举报|提起诉讼|向人民法院|请求.{0,12}(赔偿|删除|更正)|有权(请求|要求|拒绝|查阅|复制)|申请仲裁|调解")
 
 
@@ -168,8 +167,8 @@ def grants_a_party(clause: Clause) -> bool:
     (「…个人信息处理者可以不通知个人」). An authority's duty to a complainant (「收到投诉、举报的部门应当依法及时处理，并将
     处理结果告知投诉、举报人」) is what the user's complaint gets, and stays."""
     mod = clause_modality(clause)
-    word = _DEONTIC_WORD.search(clause.full)
-    parts = [p for p in re.split(r"[，,；;：:]", clause.full[:word.start()] if word else "") if p.strip()]
+    words = modal_words(clause.full)
+    parts = [p for p in re.split(r"[，,；;：:]", clause.full[:words[0][0]] if words else "") if p.strip()]
     return mod != "exempt" and not (mod == "permit" and parts and _AUTHORITY.search(parts[-1]))
 
 

@@ -14,6 +14,7 @@ from agentic_rag.stages.answer.support import (
     contradicts_ask,
     judge_sentence,
     numbers_ok,
+    swaps_the_actor,
 )
 
 ART_13 = ("符合下列情形之一的，个人信息处理者方可处理个人信息：（一）取得个人的同意；（二）为订立、履行个人作为一方当事人的"
@@ -362,6 +363,25 @@ def test_a_reason_that_requires_the_asked_act_contradicts_a_no():
     assert not contradicts_ask("但定作的商品不能无理由退货。", "网上买的衣服七天内能无理由退货吗？", "可以")
     assert not contradicts_ask("用人单位不得与劳动者约定由劳动者承担违约金。", question, "不可以")  # agrees
     assert not contradicts_ask("提前离职须向公司支付违约金。", question, "视情况")  # no polar conclusion to contradict
+
+
+PIPL_70 = ("个人信息处理者违反本法规定处理个人信息，侵害众多个人的权益的，人民检察院、法律规定的消费者组织和由国家网信部门"
+           "确定的组织可以依法向人民法院提起诉讼。")
+PIPL_65 = "任何组织、个人有权对违法个人信息处理活动向履行个人信息保护职责的部门进行投诉、举报。"
+
+
+def test_a_sentence_that_makes_the_party_the_article_empowers_the_one_the_user_acts_against_is_dropped():
+    # ans-ml-047: every word is 第七十条's, so the wording passes; but the procurators sue, they are not sued
+    sources = PIPL_70 + PIPL_65
+    swapped = "可以向人民检察院、法律规定的消费者组织或由国家网信部门确定的组织提起诉讼。"
+    assert swaps_the_actor(swapped, sources)
+    assert judge_sentence(swapped, sources, "说明").why == "主体与条文不符"
+    # the article's own addressees stay: the court the action goes to, the department a complaint goes to
+    assert not swaps_the_actor("可以向人民法院提起诉讼。", sources)
+    assert judge_sentence("用户可以向履行个人信息保护职责的部门进行投诉、举报。", sources, "说明").kept
+    # a party the articles address is no swap even where they also let it act (消费者权益保护法第四十五条)
+    ad = "消费者因经营者利用虚假广告提供商品，其合法权益受到损害的，可以向经营者要求赔偿。经营者可以要求广告经营者赔偿。"
+    assert not swaps_the_actor("可以向经营者要求赔偿。", ad)
 
 
 def test_without_a_logit_the_weights_of_the_wording_alone_decide_not_the_logit_weights_with_a_zero():

@@ -7,6 +7,8 @@ A sentence is kept only when
 * its polarity agrees with the conclusion decided in code (a sentence that says 可以 under 结论：不可以 goes), and
   it does not require, allow or forbid the very act the question asks about against that conclusion (「不可以，因为
   提前离职须向公司支付违约金两万元」 under "do I have to pay this penalty?");
+* it does not make the party an article empowers to act the one the user acts against (「可以向人民检察院…提起诉讼」
+  from 「人民检察院…可以依法向人民法院提起诉讼」);
 * P(supported) ≥ threshold, a logistic over the share of its character bigrams found in the articles and, where the
   model can give it, logit(是) − logit(否) of "can this sentence be drawn from the articles above?" asked on the
   prompt prefix the model already evaluated (llama.cpp reuses it: one short tail per sentence). Without that logit
@@ -151,6 +153,36 @@ def contradicts_ask(sentence: str, question: str, label: str | None, common: fro
     return False
 
 
+# 「可以向人民检察院…提起诉讼」 written from 「人民检察院…可以依法向人民法院提起诉讼」: the article's grantee made the one
+# the user acts against. Every word is the article's, so the bigram support cannot see it (ans-ml-047).
+_ADDRESSED = re.compile(r"(?:可以|有权|可)(?:依法)?向([^，。；！？,;!?]{2,40}?)"
+                        r"(提起|投诉|举报|申请|请求|要求|提出|主张|索要|索赔|起诉|申诉)")
+_PARTY_LIST = re.compile(r"、|以及|或者|和|或|及")
+_GRANT = re.compile(r"可以|有权")
+_SOURCE_CLAUSE = re.compile(r"[。；;，,！？]")
+
+
+def _grants_the_act(party: str, act: str, sources: str) -> bool:
+    """Some clause of the sources lets `party` itself do `act` (the party before 可以/有权, the act after it)."""
+    for clause in _SOURCE_CLAUSE.split(sources):
+        at = clause.find(party)
+        grant = _GRANT.search(clause, at + len(party)) if at >= 0 else None
+        if grant and act in clause[grant.end():]:
+            return True
+    return False
+
+
+def swaps_the_actor(sentence: str, sources: str) -> bool:
+    """The sentence tells the user to act against a party (向 X 提起诉讼) that the articles never address but grant
+    that very act to."""
+    for m in _ADDRESSED.finditer(sentence):
+        for party in filter(None, (p.strip() for p in _PARTY_LIST.split(m.group(1)))):
+            addressed = re.search(r"向[^，。；]{0,6}" + re.escape(party), sources)
+            if len(party) >= 2 and not addressed and _grants_the_act(party, m.group(2), sources):
+                return True
+    return False
+
+
 @dataclass(frozen=True)
 class Verdict:
     kept: bool
@@ -174,4 +206,6 @@ def judge_sentence(sentence: str, sources: str, label: str | None, d: float | No
         return Verdict(False, p, "数字不见于条文")
     if not polarity_ok(sentence, label) or contradicts_ask(sentence, question, label, common):
         return Verdict(False, p, "与结论相反")
+    if swaps_the_actor(sentence, sources):
+        return Verdict(False, p, "主体与条文不符")
     return Verdict(p >= model.threshold, p, "" if p >= model.threshold else "无法由条文核实")

@@ -741,3 +741,23 @@ def test_what_the_user_can_do_is_open_to_them_not_an_authoritys_power_or_the_oth
     guardian = clauses("对监护人的确定有争议的，由被监护人住所地的居民委员会、村民委员会或者民政部门指定监护人，有关当事人对指定"
                        "不服的，可以向人民法院申请指定监护人。")
     assert grants_a_party(next(c for c in guardian if "可以向人民法院申请" in c.full))
+
+
+def test_asked_what_to_do_the_user_is_told_what_they_can_do_not_an_authoritys_power():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import deciding_clause
+
+    def pipl(number: int, text: str) -> Article:
+        return Article(id=f"pipl#{number}", law="中华人民共和国个人信息保护法", title="中华人民共和国个人信息保护法",
+                       article=number, article_cn=f"第{number}条", text=text)
+
+    articles = [pipl(70, PIPL_70), pipl(65, PIPL_65)]
+
+    def embed(question, texts):  # ans-ml-047: 第七十条 nearer by 0.055, more than a near tie
+        return [0.517 if "检察院" in t else 0.462 for t in texts]
+
+    howto = "我怀疑一个App把我的信息卖给了别人，想先弄清楚它存了我哪些信息，再去投诉，按个保法应该怎么做？"
+    assert deciding_clause(howto, articles, embed).article.article == 65
+    # asked whether the procurators may sue, their power is the answer
+    assert deciding_clause("App侵害了很多人的个人信息权益，检察院能起诉吗？", articles, embed).article.article == 70
+    assert deciding_clause(howto, articles[:1], embed).article.article == 70  # nothing else to answer from

@@ -33,7 +33,11 @@ EXCEPTED_ITEM_MARGIN = 0.02
 # beside 第六十八条). Rules alone, gold articles given: no tuning label moves (labelled rounds 1-2, answers dev), one
 # held-out label turns right (fresh-ml-001: 第七十二条's 不得超过十五日 over 第六十八条); found by reading held-out misses.
 DEFINITION = re.compile(r"是指")
-DEFINITION_DEFERENCE = 0.05
+# Asked what to do, the user is told what they can do: an authority's power (「人民检察院、…组织可以依法向人民法院提起
+# 诉讼」) yields to the next article's clause the user can act on, however near (ans-ml-047: 第七十条's cosine 0.517,
+# 第六十五条's 投诉、举报 0.462). Of the stored answers' howto asks (three sets, 15 answered) it was the one decided
+# from an authority's power.
+DEFERENCE = 0.05
 # A clause that regulates nothing (「主管机关…处理外国司法机构的请求」, a scope or a procedure) cannot answer 可以 / 不可以:
 # for a polar ask a clause with 不得 / 应当 / 可以 wins a near tie. Answers set, gold articles given (embedder clause
 # choice): dev and test labels unchanged, fresh 0.36 → 0.42 (fresh-pipl-003 and -018 now read their 不得 / 应当).
@@ -63,11 +67,19 @@ def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None
     texts = [c.full for _, c in pool]
     sims = embed(question, texts) if embed is not None else np.array([_overlap(question, t) for t in texts])
     sims = _excepted_items_need_their_case(pool, [float(s) for s in sims])
-    lift = DEONTIC_LIFT if ask_kind(question) not in EXPLAINED else 0.0  # regulates as the label reads it
+    kind = ask_kind(question)
+    lift = DEONTIC_LIFT if kind not in EXPLAINED else 0.0  # regulates as the label reads it
     scored = [Ranked(a, c, s + RELEVANCE_LIFT * (a.relevance or 0.0) + (lift if clause_modality(c) != "none" else 0.0)
                      - (REFERRAL_DEFERENCE if REFERRAL.search(c.text) else 0.0)
-                     - (DEFINITION_DEFERENCE if lift and defines(c) else 0.0)) for (a, c), s in zip(pool, sims)]
+                     - (DEFERENCE if yields(c, kind) else 0.0)) for (a, c), s in zip(pool, sims)]
     return sorted(scored, key=lambda r: -r.score)
+
+
+def yields(clause: Clause, kind: str) -> bool:
+    """The clause does not answer this kind of ask: a definition a yes/no question, an authority's power a how-to."""
+    if kind == "howto":
+        return not grants_a_party(clause)
+    return kind not in EXPLAINED and defines(clause)
 
 
 def defines(clause: Clause) -> bool:
@@ -75,11 +87,13 @@ def defines(clause: Clause) -> bool:
 
 
 def deciding_clause(question: str, articles: Sequence[Article], embed: Embed | None) -> Ranked | None:
-    """The best clause of the governing article (`articles` as `governing_order` gives them); where that is a
-    definition and the ask is polar, the next article's rules compete with it."""
-    ranked = rank_clauses(question, articles[:1], embed)
-    if ranked and defines(ranked[0].clause) and ask_kind(question) not in EXPLAINED and len(articles) > 1:
+    """The best clause of the governing article (`articles` as `governing_order` gives them); where that clause
+    does not answer this kind of ask (`yields`), the next article's clauses compete with it."""
+    ranked, kind = rank_clauses(question, articles[:1], embed), ask_kind(question)
+    if ranked and yields(ranked[0].clause, kind) and len(articles) > 1:
         ranked = rank_clauses(question, articles[:2], embed)
+        if kind == "howto":  # no near tie: while the user has a clause to act on, another's power is no answer
+            ranked.sort(key=lambda r: yields(r.clause, kind))
     return ranked[0] if ranked else None
 
 

@@ -157,7 +157,7 @@ def contradicts_ask(sentence: str, question: str, label: str | None, common: fro
 # the user acts against. Every word is the article's, so the bigram support cannot see it (ans-ml-047).
 _ADDRESSED = re.compile(r"(?:可以|有权|可)(?:依法)?向([^，。；！？,;!?]{2,40}?)"
                         r"(提起|投诉|举报|申请|请求|要求|提出|主张|索要|索赔|起诉|申诉)")
-_PARTY_LIST = re.compile(r"、|以及|或者|和|或|及")
+_PARTY_LIST = re.compile(r"、|以及|或者|(?<!共)和|或|及")  # not the 和 of 中华人民共和国
 _GRANT = re.compile(r"可以|有权")
 _SOURCE_CLAUSE = re.compile(r"[。；;，,！？]")
 

@@ -761,3 +761,13 @@ def test_asked_what_to_do_the_user_is_told_what_they_can_do_not_an_authoritys_po
     # asked whether the procurators may sue, their power is the answer
     assert deciding_clause("App侵害了很多人的个人信息权益，检察院能起诉吗？", articles, embed).article.article == 70
     assert deciding_clause(howto, articles[:1], embed).article.article == 70  # nothing else to answer from
+
+
+def test_a_question_that_ends_asking_what_to_do_is_explained_not_answered_yes():
+    # ans-pipl-064 was concluded 「需要。」: the question asks what, not whether
+    what = "我们是一家海外公司，App专门给中国用户用，但在中国没有任何分支机构，个人信息方面需要在中国做些什么？"
+    assert ask_kind(what) == "howto" and decide(what, by_text(ART_25, "不得公开")).label == "说明"
+    assert ask_kind("除了让员工同意，单位还得做到哪些？") == "howto"
+    # a yes/no ask that names something to do stays one
+    assert ask_kind("把学生资料这样往国外传，需要先办什么手续吗？") == "need"
+    assert ask_kind("政府部门收集我的信息，需要告诉我拿去干什么吗？") == "need"

@@ -35,7 +35,7 @@ EXCEPTED_ITEM_MARGIN = 0.02
 DEFINITION = re.compile(r"是指")
 # Asked what to do, the user is told what they can do: an authority's power (「人民检察院、…组织可以依法向人民法院提起
 # 诉讼」) yields to the next article's clause the user can act on, however near (ans-ml-047: 第七十条's cosine 0.517,
-# 第六十五条's 投诉、举报 0.462). Of the stored answers' howto asks (three sets, 15 answered) it was the one decided
+# 第六十五条's 投诉、举报 0.462). Of the stored answers' howto asks (three sets, 12 answered) it was the one decided
 # from an authority's power. Both kinds of clause rank DEFERENCE below the others of their article (`yields`).
 DEFERENCE = 0.05
 # A clause that regulates nothing (「主管机关…处理外国司法机构的请求」, a scope or a procedure) cannot answer 可以 / 不可以:

@@ -76,7 +76,8 @@ def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None
 
 
 def yields(clause: Clause, kind: str) -> bool:
-    """The clause does not answer this kind of ask: a definition a yes/no question, an authority's power a how-to."""
+    """The clause does not answer this kind of ask: a definition a yes/no question; a how-to, a clause that is not
+    open to the user (`grants_a_party`: an authority's power, the other side's exemption)."""
     if kind == "howto":
         return not grants_a_party(clause)
     return kind not in EXPLAINED and defines(clause)

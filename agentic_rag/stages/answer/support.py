@@ -176,9 +176,10 @@ def swaps_the_actor(sentence: str, sources: str) -> bool:
     """The sentence tells the user to act against a party (向 X 提起诉讼) that the articles never address but grant
     that very act to."""
     for m in _ADDRESSED.finditer(sentence):
-        for party in filter(None, (p.strip() for p in _PARTY_LIST.split(m.group(1)))):
-            addressed = re.search(r"向[^，。；]{0,6}" + re.escape(party), sources)
-            if len(party) >= 2 and not addressed and _grants_the_act(party, m.group(2), sources):
+        for party in (p.strip() for p in _PARTY_LIST.split(m.group(1))):
+            if len(party) < 2 or re.search(r"向[^，。；]{0,6}" + re.escape(party), sources):
+                continue  # too short to name anyone, or a party the articles do address
+            if _grants_the_act(party, m.group(2), sources):
                 return True
     return False
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+import textwrap
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -16,7 +19,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.models.registry import LLMRegistry
 from google.genai import types
 
-from agentic_rag.config import Settings, get_settings
+from agentic_rag.config import PROJECT_ROOT, Settings, get_settings
 from agentic_rag.llm.local import (
     LocalLlamaLlm,
     fit_to_context,
@@ -140,6 +143,40 @@ def test_a_scoring_call_given_up_on_frees_the_model_at_its_next_tail(llm: LocalL
         # the next call gets the lock: the abandoned scoring stopped at its next tail instead of scoring all 80
         assert _text(run(_collect(llm, _request("你好", max_tokens=8)))[0]).strip()
     assert any("scoring stopped early" in r.getMessage() for r in caplog.records)
+
+
+def test_loading_the_model_in_a_thread_loses_nothing_another_thread_prints() -> None:
+    """The app loads the model in a warm-up thread while `adk run` may already be printing the first answer (an
+    article lookup needs no model). llama-cpp-python's verbose=False pointed the process's stdout at /dev/null for
+    the whole load, so that answer never reached the terminal; its log lines now go to the logger instead."""
+    try:
+        local_model_path(SMALL_GGUF, get_settings())
+    except ModelNotAvailableError:
+        pytest.skip(MISSING_MODELS)
+    child = textwrap.dedent(f"""
+        import logging, sys, threading, time
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="%(name)s %(message)s")
+        from agentic_rag.config import Settings
+        from agentic_rag.llm.local import load_model, local_model_path
+        settings = Settings(local_llm_threads=1)
+        loading = threading.Thread(target=load_model, args=(local_model_path({SMALL_GGUF!r}, settings), settings))
+        printed = 0
+        loading.start()
+        while loading.is_alive():
+            print("tick", printed, flush=True)
+            printed += 1
+            time.sleep(0.001)
+        print("printed", printed, flush=True)
+        """)
+    done = subprocess.run([sys.executable, "-c", child], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    printed = int(lines[-1].split()[1])
+    assert printed > 3  # the main thread printed while the model loaded
+    assert sum(line.startswith("tick ") for line in lines) == printed
+    assert "agentic_rag.llm.local llama.cpp: " in done.stderr  # llama.cpp's lines, through the logger
+    assert not any(line.startswith(("load:", "llama_", "print_info:")) for line in done.stderr.splitlines())
 
 
 # --------------------------------------------------------------------------- no model needed

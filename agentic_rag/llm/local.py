@@ -86,6 +86,49 @@ _MODELS: dict[str, _LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()  # also serialises loading: two concurrent first calls load the file once
 
 
+class _LeaveStreamsAlone:
+    """Stands in for llama-cpp-python's `suppress_stdout_stderr`, which with ``verbose=False`` points the
+    process's stdout and stderr (file descriptors 1 and 2, and sys.stdout/sys.stderr) at /dev/null while a model
+    loads. The app loads the model in a warm-up thread, so whatever any other thread printed meanwhile was lost:
+    `adk run` never showed the first answer when it came without the model (an article lookup, a refusal), and a
+    process that ended during the load kept its stdout closed (upstream abetlen/llama-cpp-python#1874). llama.cpp's
+    own log lines are routed to the logger instead (`_route_llama_logs`)."""
+
+    def __init__(self, disable: bool = True) -> None:
+        pass
+
+    def __enter__(self) -> _LeaveStreamsAlone:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+_LLAMA_LOG_CALLBACK: Any = None  # kept referenced: llama.cpp calls it for as long as the process lives
+
+
+def _route_llama_logs() -> None:
+    """llama.cpp's log lines go to this module's logger at DEBUG, never to the terminal, and loading a model no
+    longer redirects the process's streams (`_LeaveStreamsAlone`). Idempotent."""
+    global _LLAMA_LOG_CALLBACK
+    if _LLAMA_LOG_CALLBACK is not None:
+        return
+    import ctypes
+
+    import llama_cpp
+    import llama_cpp._internals
+    import llama_cpp.llama
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        log.debug("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
+
+    _LLAMA_LOG_CALLBACK = callback
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+    for module in (llama_cpp.llama, llama_cpp._internals):
+        module.suppress_stdout_stderr = _LeaveStreamsAlone
+
+
 def load_model(path: Path, settings: Settings) -> _LoadedModel:
     """Load ``path`` once per process (blocking; call from a worker thread)."""
     key = str(path.resolve())
@@ -99,6 +142,7 @@ def load_model(path: Path, settings: Settings) -> _LoadedModel:
             raise ModelNotAvailableError(
                 "llama-cpp-python is not installed; it runs the local LLM. Run: pip install -r requirements.txt "
                 "(or `make setup`, which builds it for this CPU).") from e
+        _route_llama_logs()
         started = time.perf_counter()
         llama = Llama(model_path=key, n_ctx=settings.local_llm_ctx, n_threads=settings.local_llm_threads,
                       n_batch=N_BATCH, verbose=False)

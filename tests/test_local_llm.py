@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 import textwrap
 from collections.abc import Coroutine
@@ -28,6 +27,7 @@ from agentic_rag.llm.local import (
     request_to_messages,
 )
 from agentic_rag.weights import ModelNotAvailableError
+from tests import hermetic
 from tests.conftest import MISSING_MODELS
 
 SMALL_GGUF = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
@@ -168,8 +168,7 @@ def test_loading_the_model_in_a_thread_loses_nothing_another_thread_prints() -> 
             time.sleep(0.001)
         print("printed", printed, flush=True)
         """)
-    done = subprocess.run([sys.executable, "-c", child], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                          timeout=300)
+    done = hermetic.run([sys.executable, "-c", child], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     printed = int(lines[-1].split()[1])

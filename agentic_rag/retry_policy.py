@@ -49,6 +49,8 @@ def stop_reason(attempts: list[Attempt], quality: Quality, max_attempts: int) ->
         return "model_error"
     if quality.source == "rule:low_relevance":
         return "off_topic"
+    if quality.source == "rule:no_such_article":
+        return "no_such_article"
     last = attempts[-1]
     if any(set(a.ids) == set(last.ids) for a in attempts[:-1]):
         return "no_progress"

@@ -28,7 +28,7 @@ RouteSource = Literal["rule", "llm", "fallback", "off"]
 # Who graded: an API model's JSON, the calibrated judge, a rule without a model (nothing retrieved, a found lookup, a
 # picked article, an off-topic similarity), or a failed grade.
 GradeSource = Literal["llm", "calibrated", "rule:no_results", "rule:exact_lookup", "rule:confirmed",
-                      "rule:low_relevance", "error"]
+                      "rule:low_relevance", "rule:no_such_article", "error"]
 DIMENSIONS = ("relevance", "completeness", "accuracy", "coverage")
 DIMENSION_CN = {"relevance": "相关性", "completeness": "完整性", "accuracy": "准确性", "coverage": "覆盖面"}
 

@@ -288,8 +288,8 @@ class ConditionalWorkflowAgent(BaseAgent):
         quality = QUALITY.get(state)
         if quality.verdict == "model_error":
             return "degraded" if RETRIEVAL.get(state).articles else "error"
-        if quality.act == "incorrect":
-            return "web"
+        if quality.act == "incorrect":  # a lookup of an article these laws do not have: nothing to search for
+            return "none" if quality.source == "rule:no_such_article" else "web"
         if self._accounts.of(ctx).budget.remaining() <= 0:
             return "degraded"
         return "pass" if quality.act == "correct" else "hedged"

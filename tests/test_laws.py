@@ -53,7 +53,15 @@ def test_exact_lookup_across_laws(multilaw, question, law, article):
 
 
 def test_an_unnamed_article_number_of_many_laws_is_not_guessed(multilaw):
-    assert not any(a.pinned for a in multilaw.retrieve("第五条").articles)
+    result = multilaw.retrieve("第五条")
+    assert not any(a.pinned for a in result.articles) and result.absent == []  # several laws have one
+
+
+@pytest.mark.parametrize("question, absent", [("民法典第5000条是什么", [5000]), ("消法第100条", [100]),
+                                              ("第九千条是什么", [9000]), ("民法典第一千零三十二条", []),
+                                              ("刑法第100条是什么", [])])  # a law not here: not this index's to deny
+def test_an_article_number_the_named_law_does_not_have_is_absent(multilaw, question, absent):
+    assert multilaw.retrieve(question).absent == absent
 
 
 def test_the_named_law_is_favoured(multilaw):

@@ -130,6 +130,8 @@ def test_law_matches_other_law():
     ("请问个人信息保护法第二十八条的原文", True),
     ("第28条讲了什么", True),
     ("个保法第二十一条是关于什么的", True),  # the answers set's ans-pipl-070, in a user's words
+    ("个保法第十三条第一款第二项说的是什么", True),  # a paragraph and an item are part of the reference
+    ("第13条第1款第2项", True),
     ("第21条关于同意的规定", False),
     ("第28条和未成年人有什么关系", False),
     ("第二十八条 敏感个人信息", False),

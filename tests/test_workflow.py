@@ -192,6 +192,26 @@ def test_exact_article_question_skips_rewriter_grader_and_answer_model(settings,
     assert CITATIONS.get(state).listed == [["中华人民共和国个人信息保护法", 57]] and LLM_CALLS.get(state) == 0
 
 
+def test_a_paragraph_and_item_lookup_is_a_lookup_of_its_article(settings, factory):
+    install({"rewriter": AssertionError("no rewrite"), "evaluator": AssertionError("no grading"),
+             "answer": AssertionError("the article itself is the answer")})
+    state, _ = run(settings, factory, "个保法第十三条第一款第二项说的是什么")
+    assert QUALITY.get(state).source == "rule:exact_lookup" and PATH.get(state) == "pass"
+    assert FINAL_ANSWER.get(state).startswith("**第十三条**：") and LLM_CALLS.get(state) == 0
+
+
+def test_an_article_the_law_does_not_have_is_said_to_be_absent_without_a_model_or_the_web(settings, factory):
+    install({"rewriter": AssertionError("no rewrite"), "evaluator": AssertionError("no grading"),
+             "answer": AssertionError("nothing to write")})
+    with FakeSerpApi(mode="ok") as serp:
+        s = settings.model_copy(update={"serpapi_api_key": "test-key", "serpapi_base_url": serp.base_url})
+        state, _ = run(s, factory, "第七十五条是什么？")
+        assert serp.requests == []  # the web has other laws' 第七十五条, not this one's
+    assert QUALITY.get(state).source == "rule:no_such_article" and PATH.get(state) == "none"
+    assert FINAL_ANSWER.get(state).startswith("知识库中的《中华人民共和国个人信息保护法》没有第七十五条")
+    assert LLM_CALLS.get(state) == 0 and [a.stop for a in ATTEMPTS.get(state)] == ["no_such_article"]
+
+
 class EmptyRetriever:
     law, laws = None, ["甲法", "乙法"]  # like an index of several laws
 

@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from .numerals import CHINESE_NUMERAL_CHARS, cn_to_int
 
 NUMBER = rf"[0-9]{{1,4}}|[{CHINESE_NUMERAL_CHARS}]{{1,8}}"
-# 第二十八条 / 第28条 / 第 28 条 / 个人信息保护法第29条 / 《民法典》第一千零三十四条 / 二十八条 / 28条
+_PART = rf"(?:第[ \t]*(?:{NUMBER})|[0-9]{{1,3}})"  # 第一款, 第2项, 2项 (一项 alone is a quantifier: 一项措施)
+# 第二十八条 / 第28条 / 第 28 条 / 个人信息保护法第29条 / 《民法典》第一千零三十四条 / 二十八条 / 28条; a paragraph and
+# item after it (第十三条第一款第二项) belong to the reference, so that a lookup of one is a lookup of its article
 _REF_RE = re.compile(
     rf"(?:《(?P<titled>[^《》]{{1,40}})》|(?P<law>(?:(?![第条])[\u4e00-\u9fff]){{1,30}}?(?:法典|法|条例|规定|办法|解释)))?"
     rf"[ \t]*(?P<di>第)?[ \t]*(?P<num>{NUMBER})[ \t]*条(?:之[一二三四五六七八九十]+)?"
+    rf"(?:[ \t]*{_PART}[ \t]*款)?(?:[ \t]*{_PART}[ \t]*项)?"
 )
 # Words that introduce a citation, not part of a law's name ("依据该法第十条", "根据相关规定第十条").
 _LEADING = re.compile(r"^(?:依据|根据|按照|依照|参照|对照|违反|适用|符合|见|按|依|据|即|及|和|与|或|、|如|在|由|是|的)+")

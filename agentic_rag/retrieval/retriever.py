@@ -145,6 +145,18 @@ class LocalRetriever:
             found.extend(i for i in matches if i not in found)
         return found
 
+    def absent(self, refs: Sequence[ArticleRef]) -> list[int]:
+        """The numbers of `refs` that no article of the law they name (any law here, when they name none) has; a
+        reference to a law outside this knowledge base is not counted (that question is not about these laws)."""
+        out = []
+        for ref in refs:
+            law = resolve(ref.law, self.laws) if ref.law else None
+            if ref.law and law is None:
+                continue
+            if not any(law is None or self.documents[i].law == law for i in self._by_article.get(ref.article, [])):
+                out.append(ref.article)
+        return out
+
     def article(self, doc: int, **fields) -> Article:
         d = self.documents[doc]
         return Article(id=d.id, title=d.title, law=d.law, article=d.article, article_cn=d.article_cn, text=d.text,
@@ -199,7 +211,7 @@ class LocalRetriever:
         top = pinned[0] if pinned else (rest[0].doc if rest else None)
         plain = dense.by_cosine if dense else []
         return Retrieval(query=query, query_type=analysis.type, matcher=matcher, articles=articles,
-                         refs=analysis.articles, max_vector_score=plain[0][1] if plain else None,
+                         refs=analysis.articles, absent=self.absent(analysis.refs), max_vector_score=plain[0][1] if plain else None,
                          signals=self._signals(query, dense.hits if dense else [], top, bool(pinned)), focus_laws=focus,
                          timings_ms={k_: round(v, 1) for k_, v in timings.items()})
 

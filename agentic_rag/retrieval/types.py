@@ -61,6 +61,7 @@ class Retrieval(BaseModel):
     matcher: str
     articles: list[Article] = Field(default_factory=list)
     refs: list[int] = Field(default_factory=list)  # article numbers the question names
+    absent: list[int] = Field(default_factory=list)  # … of them, those no article here has (第七十五条 of 74)
     max_vector_score: float | None = None  # best cosine of the user's question: an absolute relevance signal
     signals: RetrievalSignals = Field(default_factory=RetrievalSignals)
     timings_ms: dict[str, float] = Field(default_factory=dict)

@@ -24,11 +24,11 @@ from tests.fakes.mock_model import MockModel, MockScoringModel
 DIMS = ("relevance", "completeness", "accuracy", "coverage")
 
 
-def retrieval(*numbers, query_type="semantic", pinned=(), best=0.5, refs=()):
+def retrieval(*numbers, query_type="semantic", pinned=(), best=0.5, refs=(), absent=()):
     arts = [Article(id=f"p#{n}", title=f"《法》第{n}条", law="法", article=n, article_cn=f"第{n}条", text="……",
                     channels={"lookup": {"rank": 1, "score": 1.0}} if n in pinned else {}) for n in numbers]
     return Retrieval(query="q", query_type=query_type, matcher="ensemble", articles=arts, max_vector_score=best,
-                     refs=list(refs))
+                     refs=list(refs), absent=list(absent))
 
 
 @pytest.mark.parametrize("scores, total, passed", [((8, 8, 8, 8), 32, True), ((8, 8, 8, 7.9), 31.9, False),
@@ -63,6 +63,14 @@ def test_rules():
     assert lookup.passed and lookup.source == "rule:exact_lookup" and lookup.relevant == ["p#57"]
     assert rule_verdict("第五十七条和隐私有什么关系", retrieval(57, query_type="exact", pinned=(57,), refs=(57,)),
                         32, 0.2) is None
+
+
+def test_a_lookup_of_an_article_the_law_does_not_have_fails_at_once_and_says_which():
+    missing = rule_verdict("第七十五条是什么？", retrieval(25, 74, query_type="exact", refs=(75,), absent=(75,)), 32, 0.2)
+    assert not missing.passed and missing.source == "rule:no_such_article" and "第七十五条" in missing.error
+    # one of two named articles exists: the grader decides as for any question
+    assert rule_verdict("第七十四条和第七十五条是什么", retrieval(74, 25, query_type="exact", pinned=(74,), refs=(74, 75),
+                                                          absent=(75,)), 32, 0.2) is None
 
 
 def test_the_floor_judges_the_question_the_router_let_through_not_the_reply_searched_in_its_place(fake_settings):

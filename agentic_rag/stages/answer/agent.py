@@ -28,6 +28,7 @@ from pydantic import PrivateAttr
 
 from ...conversation import offered_articles
 from ...legal.modality import imposes_penalty
+from ...legal.numerals import article_cn
 from ...legal.vocabulary import DRAFTING
 from ...llm.call import CAUSE_TEXT, ModelFailure, score
 from ...llm.models import LOCAL_PREFIX, embedded, model_name
@@ -129,7 +130,18 @@ def articles_verbatim(ev: Evidence, cause: str) -> str:
     return prompt.DEGRADED.format(cause=cause) + "\n\n" + articles_text(ev) + prompt.DISCLAIMER
 
 
+def no_such_article(state) -> str:
+    """「第七十五条是什么」 of a 74-article law, or 「民法典第5000条」: said plainly, in the law the question named."""
+    retrieval = RETRIEVAL.get(state)
+    named = retrieval.focus_laws if len(retrieval.focus_laws) == 1 else [KB_LAW.get(state)]
+    where = f"知识库中的《{named[0]}》" if named[0] else "知识库中的法律都"
+    return prompt.NO_SUCH_ARTICLE.format(where=where, articles="、".join(article_cn(n) for n in retrieval.absent))
+
+
 def not_found(state) -> str:
+    quality = QUALITY.get(state)
+    if quality is not None and quality.source == "rule:no_such_article":
+        return no_such_article(state)
     web = WEB.get(state)
     web_note = prompt.WEB_UNAVAILABLE.format(reason=web.message) if web and not web.ok and web.message else ""
     nearest = offered_articles(state)

@@ -1,6 +1,7 @@
 """Verdicts without a model, where the case is clear: nothing retrieved, an off-topic similarity, a pure lookup."""
 from __future__ import annotations
 
+from ...legal.numerals import article_cn
 from ...retrieval.analysis import is_pure_lookup
 from ...state import DIMENSIONS, GradeSource, Quality, Retrieval, Verdict
 
@@ -25,6 +26,11 @@ def rule_verdict(question: str, retrieval: Retrieval, threshold: int, min_vector
         return failed(threshold, "fail", "rule:low_relevance",
                       f"检索到的条文与问题相关度过低（最高相似度 {best:.2f} < {min_vector_score:.2f}），"
                       "问题可能不在知识库范围内")
+    if retrieval.query_type == "exact" and is_pure_lookup(question) and retrieval.refs and \
+            set(retrieval.refs) <= set(retrieval.absent):
+        # 「第七十五条是什么」 of a 74-article law: said so at once (no grader, no retry, no web search for it)
+        return failed(threshold, "fail", "rule:no_such_article",
+                      "知识库中没有" + "、".join(article_cn(n) for n in retrieval.absent))
     looked_up = {a.article for a in retrieval.articles if a.pinned}
     if retrieval.query_type == "exact" and is_pure_lookup(question) and set(retrieval.refs) <= looked_up:
         return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0),

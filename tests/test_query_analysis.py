@@ -132,6 +132,8 @@ def test_law_matches_other_law():
     ("个保法第二十一条是关于什么的", True),  # the answers set's ans-pipl-070, in a user's words
     ("个保法第十三条第一款第二项说的是什么", True),  # a paragraph and an item are part of the reference
     ("第13条第1款第2项", True),
+    ("第十条和第十三条分别说了什么？", True),
+    ("第十条及相关处罚", False),
     ("第21条关于同意的规定", False),
     ("第28条和未成年人有什么关系", False),
     ("第二十八条 敏感个人信息", False),

@@ -200,6 +200,15 @@ def test_a_paragraph_and_item_lookup_is_a_lookup_of_its_article(settings, factor
     assert FINAL_ANSWER.get(state).startswith("**第十三条**：") and LLM_CALLS.get(state) == 0
 
 
+def test_two_articles_asked_together_are_both_looked_up(settings, factory):
+    install({"rewriter": AssertionError("no rewrite"), "evaluator": AssertionError("no grading"),
+             "answer": AssertionError("the articles themselves are the answer")})
+    state, _ = run(settings, factory, "第十条和第十三条分别说了什么？")
+    answer = FINAL_ANSWER.get(state)
+    assert QUALITY.get(state).source == "rule:exact_lookup" and "**第十条**" in answer and "**第十三条**" in answer
+    assert LLM_CALLS.get(state) == 0
+
+
 def test_an_article_the_law_does_not_have_is_said_to_be_absent_without_a_model_or_the_web(settings, factory):
     install({"rewriter": AssertionError("no rewrite"), "evaluator": AssertionError("no grading"),
              "answer": AssertionError("nothing to write")})

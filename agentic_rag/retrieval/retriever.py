@@ -17,6 +17,7 @@ from ..config import Settings, get_settings
 from ..knowledge.corpus import Document
 from ..knowledge.index import LoadedIndex, load_index, read_manifest
 from ..knowledge.stores import StoreOptions, TextSearchStore
+from ..legal.definitions import asked_term, defined_terms, matching
 from ..legal.laws import laws_named, resolve
 from ..legal.refs import ArticleRef
 from ..legal.vocabulary import common_words
@@ -84,9 +85,12 @@ class LocalRetriever:
         self.law: str | None = self.laws[0] if len(self.laws) == 1 else None
         self._by_article: dict[int, list[int]] = {}
         self._common: dict[str, frozenset[str]] = {}
+        self._defining: dict[str, list[int]] = {}  # a defined term → the articles defining it
         for i, d in enumerate(self.documents):
             if d.article is not None:
                 self._by_article.setdefault(d.article, []).append(i)
+            for term in defined_terms(d.text):
+                self._defining.setdefault(term, []).append(i)
 
     def _channels(self, index: LoadedIndex, embedder: Embedder, tokenizer: LegalTokenizer) -> dict[str, Channel]:
         """The channels over this index. A store with its own full-text search (Milvus) serves the BM25 channel,
@@ -145,6 +149,17 @@ class LocalRetriever:
             found.extend(i for i in matches if i not in found)
         return found
 
+    def defining(self, question: str) -> list[int]:
+        """The articles defining the term `question` asks the meaning of (「个人信息处理者是什么意思」 → 第七十三条):
+        looked up like a numbered article; in a law the question names, when it names one; at most three."""
+        asked = asked_term(question)
+        if asked is None:
+            return []
+        found = [i for term in matching(asked, self._defining) for i in self._defining[term]]
+        named = laws_named(question, self.laws)
+        found = [i for i in found if self.documents[i].law in named] if named else found
+        return list(dict.fromkeys(found))[:3]
+
     def absent(self, refs: Sequence[ArticleRef]) -> list[int]:
         """The numbers of `refs` that no article of the law they name (any law here, when they name none) has; a
         reference to a law outside this knowledge base is not counted (that question is not about these laws)."""
@@ -199,7 +214,7 @@ class LocalRetriever:
         lists, dense = self._rank(self._texts(query, main_query, variants, keywords), analysis, matcher, timings)
         t0 = time.perf_counter()
         fused, focus = self._law_aware(weighted_rrf(lists, k=self.settings.rrf_k), query, focus_laws)
-        pinned = self.lookup(analysis.refs)
+        pinned = self.lookup(analysis.refs) or self.defining(query)
         timings["fusion"] = (time.perf_counter() - t0) * 1000
         skip = set(exclude)
         rest = [h for h in fused if h.doc not in pinned and self.documents[h.doc].id not in skip]

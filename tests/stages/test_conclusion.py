@@ -86,7 +86,9 @@ def test_the_case_an_exception_names_is_no_exemption():
     ("上一问题：App收集孩子信息需要家长同意吗？；追问：那我能让它删掉吗？", "right"),
     ("上一问题：App收集孩子信息需要家长同意吗？；追问：那要是孩子15岁呢？", "need"),
     ("PIPL第二十一条是关于什么的", "info"), ("现在公司裁员把我裁了，经济补偿到底怎么算？", "howto"),
-    ("个人信息这块，告知和同意上具体要怎么做？", "howto")])
+    ("个人信息这块，告知和同意上具体要怎么做？", "howto"),
+    # what a term means is explained, never answered 视情况 (「什么是个人信息处理者？」 was a permission ask)
+    ("什么是个人信息处理者？", "info"), ("什么叫匿名化", "info"), ("自动化决策指的是什么", "info")])
 def test_what_the_question_asks(question, kind):
     assert ask_kind(question) == kind
 

@@ -88,7 +88,10 @@ def test_the_case_an_exception_names_is_no_exemption():
     ("PIPL第二十一条是关于什么的", "info"), ("现在公司裁员把我裁了，经济补偿到底怎么算？", "howto"),
     ("个人信息这块，告知和同意上具体要怎么做？", "howto"),
     # what a term means is explained, never answered 视情况 (「什么是个人信息处理者？」 was a permission ask)
-    ("什么是个人信息处理者？", "info"), ("什么叫匿名化", "info"), ("自动化决策指的是什么", "info")])
+    ("什么是个人信息处理者？", "info"), ("什么叫匿名化", "info"), ("自动化决策指的是什么", "info"),
+    # a topic is explained (「删除权」 was answered 「可以。」); a story told without a question still asks about the conduct
+    ("删除权", "info"), ("敏感个人信息 单独同意", "info"),
+    ("体检中心把我的体检报告直接给了保险公司，保险公司一看我有高血压就拒保了", "permission")])
 def test_what_the_question_asks(question, kind):
     assert ask_kind(question) == kind
 

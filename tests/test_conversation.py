@@ -535,6 +535,18 @@ def test_a_follow_up_that_names_another_law_moves_to_it(settings, fake_multilaw_
     assert RETRIEVAL.get(second["state"]).focus_laws == [PIPL]
 
 
+def test_an_article_number_asked_alone_lists_every_law_s_and_a_follow_up_number_is_the_conversation_s_law(
+        settings, fake_multilaw_retriever):
+    install({"evaluator": GOOD, "answer": "需要，用人单位应当订立书面劳动合同。",
+             "rewriter": json.dumps({"main_query": "书面劳动合同"}, ensure_ascii=False)})
+    app = make_app(settings, fake_multilaw_retriever)
+    (alone,) = chat(app, "第5条是什么")  # six laws have one: each is shown, none guessed, no model call
+    shown = FINAL_ANSWER.get(alone["state"])
+    assert shown.count("第五条**：") == 6 and "《中华人民共和国数据安全法》第五条" in shown and not calls("evaluator")
+    _, second = chat(app, "劳动合同法规定公司必须跟我签书面合同吗？", "那第十条呢？")
+    assert [(a.law, a.article) for a in RETRIEVAL.get(second["state"]).articles if a.pinned] == [(LABOUR, 10)]
+
+
 # ----------------------------------------------------------------------------- SQLite, and a restart
 def test_sqlite_sessions_continue_the_conversation_after_a_restart(settings, fake_retriever, tmp_path):
     install(SCRIPT)

@@ -53,8 +53,19 @@ def test_exact_lookup_across_laws(multilaw, question, law, article):
 
 
 def test_an_unnamed_article_number_of_many_laws_is_not_guessed(multilaw):
-    result = multilaw.retrieve("第五条")
+    result = multilaw.retrieve("第五条和个人隐私有什么关系")
     assert not any(a.pinned for a in result.articles) and result.absent == []  # several laws have one
+
+
+def test_asked_only_for_an_unnamed_article_every_law_s_is_listed(multilaw):
+    pinned = [a for a in multilaw.retrieve("第5条是什么").articles if a.pinned]
+    assert sorted(a.law for a in pinned) == sorted(KB) and {a.article for a in pinned} == {5}
+
+
+@pytest.mark.parametrize("question, focus", [("劳动合同法里，第十条说的是什么", ()), ("那第十条呢？", (LABOUR,))])
+def test_an_unnamed_article_is_of_the_law_the_question_or_the_conversation_is_about(multilaw, question, focus):
+    pinned = [a for a in multilaw.retrieve(question, focus_laws=focus).articles if a.pinned]
+    assert [(a.law, a.article) for a in pinned] == [(LABOUR, 10)]
 
 
 @pytest.mark.parametrize("question, absent", [("民法典第5000条是什么", [5000]), ("消法第100条", [100]),

@@ -22,7 +22,7 @@ from ..legal.laws import laws_named, resolve
 from ..legal.refs import ArticleRef
 from ..legal.vocabulary import common_words
 from .adapter import QueryAdapter, load_adapter
-from .analysis import QueryAnalysis, analyze_query
+from .analysis import QueryAnalysis, analyze_query, is_pure_lookup
 from .bm25 import make_bm25
 from .channels import (
     MATCHERS,
@@ -67,6 +67,9 @@ def validate_query(query: str | None, max_chars: int) -> str:
         raise QueryError(f"问题过长（{len(q)} 字，上限 {max_chars} 字）：请精简后再问。")
     return q
 
+
+# A question that only asks for 第X条, in several laws that each have one: each law's is listed, up to this many.
+LISTED_LAWS = 6
 
 class LocalRetriever:
     def __init__(self, index: LoadedIndex, embedder: Embedder, tokenizer: LegalTokenizer,
@@ -133,10 +136,11 @@ class LocalRetriever:
                 self.channels[name].search([QueryText("original", "个人信息")], 1, {})
 
     # ------------------------------------------------------------------ lookups
-    def lookup(self, refs: Sequence[ArticleRef], default_law: str | None = None) -> list[int]:
+    def lookup(self, refs: Sequence[ArticleRef], default_law: str | None = None, every: bool = False) -> list[int]:
         """Document indices of the referenced articles. A named law is resolved (消法, 个保法 …); an unnamed one
         means `default_law` (the law being read) or, in a one-law index, that law; "第5条" of which of many laws is
-        left to the other channels."""
+        left to the other channels, unless `every` (a question that only asks for the article: each law's is
+        listed, up to LISTED_LAWS)."""
         found: list[int] = []
         for ref in refs:
             law = resolve(ref.law, self.laws) if ref.law else default_law
@@ -144,10 +148,16 @@ class LocalRetriever:
                 continue  # another law's article: not in this knowledge base
             matches = [i for i in self._by_article.get(ref.article, [])
                        if law is None or self.documents[i].law == law]
-            if law is None and len(self.laws) > 1 and len(matches) > 3:
+            if law is None and len(self.laws) > 1 and len(matches) > (LISTED_LAWS if every else 3):
                 continue
             found.extend(i for i in matches if i not in found)
         return found
+
+    def _law_read(self, query: str, focus_laws: Sequence[str]) -> str | None:
+        """The law an unnamed 第X条 is of: the one law the question names elsewhere (「劳动合同法里，第十条说什么」), or
+        else the one law the conversation is about (「那第十条呢？」 after a question on 劳动合同法)."""
+        named = laws_named(query, self.laws) or [law for law in focus_laws if law in self.laws]
+        return named[0] if len(named) == 1 else None
 
     def defining(self, question: str) -> list[int]:
         """The articles defining the term `question` asks the meaning of (「个人信息处理者是什么意思」 → 第七十三条):
@@ -214,7 +224,8 @@ class LocalRetriever:
         lists, dense = self._rank(self._texts(query, main_query, variants, keywords), analysis, matcher, timings)
         t0 = time.perf_counter()
         fused, focus = self._law_aware(weighted_rrf(lists, k=self.settings.rrf_k), query, focus_laws)
-        pinned = self.lookup(analysis.refs) or self.defining(query)
+        pinned = self.lookup(analysis.refs, self._law_read(query, focus_laws), every=is_pure_lookup(query)) or \
+            self.defining(query)
         timings["fusion"] = (time.perf_counter() - t0) * 1000
         skip = set(exclude)
         rest = [h for h in fused if h.doc not in pinned and self.documents[h.doc].id not in skip]

@@ -92,7 +92,8 @@ def evidence_of(state) -> Evidence:
     articles = prompt_articles(retrieval.articles) if retrieval else []
     quality = QUALITY.get(state)
     if quality is not None and quality.source in ("rule:exact_lookup", "rule:confirmed"):
-        given = [a for a in articles if a.pinned] or articles
+        # every article looked up, even past the prompt's five: 「第5条是什么」 lists each law's
+        given = [a for a in retrieval.articles if a.pinned and a.role == "evidence"] or articles
     else:
         p = quality.article_relevance if quality else {}
         relevant = set(quality.relevant) if quality else set()

@@ -71,6 +71,7 @@ def validate_query(query: str | None, max_chars: int) -> str:
 # A question that only asks for 第X条, in several laws that each have one: each law's is listed, up to this many.
 LISTED_LAWS = 6
 
+
 class LocalRetriever:
     def __init__(self, index: LoadedIndex, embedder: Embedder, tokenizer: LegalTokenizer,
                  reranker: Reranker | None = None, settings: Settings | None = None,
@@ -237,7 +238,8 @@ class LocalRetriever:
         top = pinned[0] if pinned else (rest[0].doc if rest else None)
         plain = dense.by_cosine if dense else []
         return Retrieval(query=query, query_type=analysis.type, matcher=matcher, articles=articles,
-                         refs=analysis.articles, absent=self.absent(analysis.refs), max_vector_score=plain[0][1] if plain else None,
+                         refs=analysis.articles, absent=self.absent(analysis.refs),
+                         max_vector_score=plain[0][1] if plain else None,
                          signals=self._signals(query, dense.hits if dense else [], top, bool(pinned)), focus_laws=focus,
                          timings_ms={k_: round(v, 1) for k_, v in timings.items()})
 

@@ -93,14 +93,14 @@ def ask_kind(question: str) -> AskKind:
     return "info" if is_topic(asked_part(question)) else "permission"
 
 
+_QUESTION_FORM = re.compile(r"[？?吗呢么，,。；;！!]|能|可以|是否|是不是|要不要|行不行|对不对|有没有|算不算|会不会|该不该|谁|怎")
+
+
 def is_topic(text: str) -> bool:
     """A topic, not a question (「删除权」, 「敏感个人信息 单独同意」): short or made of terms, with no question form and no
     sentence. Explained; a yes/no label would answer a question nobody asked (「删除权」 was answered 「可以。」)."""
     text = text.strip()
     return not _QUESTION_FORM.search(text) and (len(text) <= 12 or " " in text)
-
-
-_QUESTION_FORM = re.compile(r"[？?吗呢么，,。；;！!]|能|可以|是否|是不是|要不要|行不行|对不对|有没有|算不算|会不会|该不该|谁|怎")
 
 
 # The rule for a duty that does not speak to the consent asked about (`unanswered_consent`): its 视情况 stands.

@@ -1,4 +1,5 @@
-"""Verdicts without a model, where the case is clear: nothing retrieved, an off-topic similarity, a pure lookup."""
+"""Verdicts without a model, where the case is clear: nothing retrieved, an off-topic similarity, a pure lookup
+found or of articles the law does not have."""
 from __future__ import annotations
 
 from ...legal.numerals import article_cn

@@ -59,6 +59,12 @@ def test_only_the_number_is_replaced_so_the_sentence_stays_readable():
     assert "第二百零一条" in note(rec)
 
 
+def test_an_unverified_citation_is_replaced_with_its_paragraph_and_item():
+    # 「〔未核实的条文〕第一款第二项」 was left behind: 款 and 项 are part of the reference
+    text, rec = check("依据第二百零一条第一款第二项，您可以起诉；第四十五条第二款另有规定。", pipl(45))
+    assert rec.invalid == [201] and text == f"依据{UNVERIFIED}，您可以起诉；第四十五条第二款另有规定。"
+
+
 def test_clean_answer_is_left_untouched_and_has_no_note():
     answer = "依据个人信息保护法第四十五条。28条不在此列。"
     text, rec = check(answer, pipl(45, 28))

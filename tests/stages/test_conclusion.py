@@ -481,6 +481,23 @@ def test_a_clause_that_defers_to_other_laws_loses_a_near_tie_to_the_articles_own
     assert decide(question, best.clause).label == "不可以"  # consent folded into the agreement breaches 单独同意
 
 
+def test_a_catch_all_item_loses_a_near_tie_to_an_item_with_content():
+    import numpy as np
+
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import rank_clauses
+
+    art_47 = ("有下列情形之一的，个人信息处理者应当主动删除个人信息；个人信息处理者未删除的，个人有权请求删除：（一）处理目的已"
+              "实现、无法实现或者为实现处理目的不再必要；（二）个人撤回同意；（三）法律、行政法规规定的其他情形。")
+    article = Article(id="47", title="第四十七条", law="pipl", article=47, article_cn="第四十七条", text=art_47)
+
+    def embed(q, texts):  # 「删除权」 is nearest the item that adds the fewest words to the list's introduction
+        return np.array([0.36 if "其他情形" in t else 0.34 for t in texts])
+
+    best = rank_clauses("删除权", [article], embed)[0]
+    assert "其他情形" not in best.clause.text  # 「（五）法律、行政法规规定的其他情形」 was quoted as the answer to 「删除权」
+
+
 def test_a_list_introduction_whose_items_come_after_another_sentence_is_not_a_condition():
     from agentic_rag.retrieval.types import Article
     from agentic_rag.stages.answer.deciding import conditions

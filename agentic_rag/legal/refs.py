@@ -23,7 +23,7 @@ _PART = rf"(?:第[ \t]*(?:{NUMBER})|[0-9]{{1,3}})"  # 第一款, 第2项, 2项 (
 _REF_RE = re.compile(
     rf"(?:《(?P<titled>[^《》]{{1,40}})》|(?P<law>(?:(?![第条])[\u4e00-\u9fff]){{1,30}}?(?:法典|法|条例|规定|办法|解释)))?"
     rf"[ \t]*(?P<di>第)?[ \t]*(?P<num>{NUMBER})[ \t]*条(?:之[一二三四五六七八九十]+)?"
-    rf"(?:[ \t]*{_PART}[ \t]*款)?(?:[ \t]*{_PART}[ \t]*项)?"
+    rf"(?:[ \t]*{_PART}[ \t]*款)?(?:[ \t]*(?P<item>{_PART})[ \t]*项)?"
 )
 # Words that introduce a citation, not part of a law's name ("依据该法第十条", "根据相关规定第十条").
 _LEADING = re.compile(r"^(?:依据|根据|按照|依照|参照|对照|违反|适用|符合|见|按|依|据|即|及|和|与|或|、|如|在|由|是|的)+")
@@ -38,6 +38,7 @@ class ArticleRef:
     start: int = 0  # span of `text` in the source
     end: int = 0
     number_start: int = 0  # where 第X条 begins: redacting it keeps the law name readable
+    item: int | None = None  # 第二项 of 第十三条第一款第二项
 
 
 def _law_name(m: re.Match) -> str | None:
@@ -67,7 +68,14 @@ def iter_article_refs(text: str) -> Iterator[ArticleRef]:
         if n <= 0:
             continue
         number_start = m.start("di") if m["di"] else m.start("num")
-        yield ArticleRef(n, _law_name(m), m.group(0).strip(), m.start(), m.end(), number_start)
+        yield ArticleRef(n, _law_name(m), m.group(0).strip(), m.start(), m.end(), number_start, _item(m["item"]))
+
+
+def _item(text: str | None) -> int | None:
+    try:
+        return cn_to_int(text.lstrip("第 \t")) if text else None
+    except ValueError:
+        return None
 
 
 def find_article_refs(text: str) -> list[ArticleRef]:

@@ -28,6 +28,7 @@ from pydantic import PrivateAttr
 
 from ...conversation import offered_articles
 from ...legal.modality import imposes_penalty
+from ...legal.refs import find_article_refs
 from ...legal.numerals import article_cn
 from ...legal.vocabulary import DRAFTING
 from ...llm.call import CAUSE_TEXT, ModelFailure, score
@@ -214,7 +215,8 @@ class AnswerStage(LlmStage):
         path, ev = BRANCH.get(state), evidence_of(state)
         quality = QUALITY.get(state)
         if path == "pass" and quality is not None and quality.source == "rule:exact_lookup":
-            text = form.lookup(ev.articles, KB_LAW.get(state) is not None) + prompt.DISCLAIMER
+            items = {r.article: r.item for r in find_article_refs(QUESTION.get(state, "")) if r.item}
+            text = form.lookup(ev.articles, KB_LAW.get(state) is not None, items) + prompt.DISCLAIMER
             yield self._final(ctx, text, self._listed(check(text, ev)[1], ev.articles), path,
                               Answer(action="correct", asks=[Ask(question=QUESTION.get(state, ""), label="说明",
                                                                  rule="lookup")]))

@@ -11,9 +11,11 @@ everything before the first placeholder is shown at once, each sentence once it 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ...legal.modality import Clause
+from ...legal.modality import Clause, clauses
+from ...legal.numerals import int_to_cn
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.types import Article
 from ..evidence import label
@@ -90,5 +92,14 @@ def quoted_articles(plans: list[AskPlan]) -> list[Article]:
     return list({a.id: a for p in plans for a in [p.article, *[x for x, _ in p.extra]] if a}.values())
 
 
-def lookup(articles: list[Article], one_law: bool) -> str:
-    return "\n\n".join(prompt.LOOKUP.format(title=label(a, one_law), text=a.text) for a in articles)
+def lookup(articles: list[Article], one_law: bool, items: Mapping[int, int] | None = None) -> str:
+    """The articles verbatim; an item the question names (第十三条第一款第二项) is shown first, with its list's
+    introduction, when the article has exactly one item of that number."""
+    return "\n\n".join(_looked_up(a, one_law, (items or {}).get(a.article)) for a in articles)
+
+
+def _looked_up(article: Article, one_law: bool, item: int | None) -> str:
+    whole = prompt.LOOKUP.format(title=label(article, one_law), text=article.text)
+    asked = [c for c in clauses(article.text) if item and c.item == f"（{int_to_cn(item)}）"]
+    return prompt.LOOKUP_ITEM.format(item=int_to_cn(item), clause=asked[0].full) + "\n\n" + whole \
+        if len(asked) == 1 else whole

@@ -20,6 +20,7 @@ QUOTE = "{title}规定：“{text}”"
 CONDITIONS = "**条件与例外**：{quotes}"
 ACTIONS = "**您可以**：{quotes}"
 LOOKUP = "**{title}**：{text}"
+LOOKUP_ITEM = "**您问的第{item}项**：{clause}"
 FOOTER = "\n\n> 以上依据{basis}作答，只引用了检索核对过的条文；具体适用需结合实际情况，必要时请咨询专业律师。"
 FOOTER_WEB = ("\n\n> 以上先依据{basis}，再参考网络公开资料（仅供参考，未经核实）作答；具体适用需结合实际情况，"
               "必要时请咨询专业律师。")

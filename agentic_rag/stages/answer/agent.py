@@ -28,8 +28,8 @@ from pydantic import PrivateAttr
 
 from ...conversation import offered_articles
 from ...legal.modality import imposes_penalty
-from ...legal.refs import find_article_refs
 from ...legal.numerals import article_cn
+from ...legal.refs import find_article_refs
 from ...legal.vocabulary import DRAFTING
 from ...llm.call import CAUSE_TEXT, ModelFailure, score
 from ...llm.models import LOCAL_PREFIX, embedded, model_name

@@ -144,21 +144,32 @@ class LocalRetriever:
         listed, up to LISTED_LAWS)."""
         found: list[int] = []
         for ref in refs:
-            law = resolve(ref.law, self.laws) if ref.law else default_law
-            if ref.law and law is None:
+            matches = self._matches(ref, default_law)
+            if matches is None:
                 continue  # another law's article: not in this knowledge base
-            matches = [i for i in self._by_article.get(ref.article, [])
-                       if law is None or self.documents[i].law == law]
-            if law is None and len(self.laws) > 1 and len(matches) > (LISTED_LAWS if every else 3):
+            unread = not ref.law and default_law is None
+            if unread and len(self.laws) > 1 and len(matches) > (LISTED_LAWS if every else 3):
                 continue
             found.extend(i for i in matches if i not in found)
         return found
 
+    def _matches(self, ref: ArticleRef, default_law: str | None) -> list[int] | None:
+        """The documents `ref` names: of its law, else of `default_law`, else of any law here; None when it names a
+        law outside this knowledge base."""
+        law = resolve(ref.law, self.laws) if ref.law else default_law
+        if ref.law and law is None:
+            return None
+        return [i for i in self._by_article.get(ref.article, []) if law is None or self.documents[i].law == law]
+
+    def _stated_laws(self, query: str, focus_laws: Sequence[str]) -> list[str]:
+        """The laws the question names, else those the conversation is about (`focus_laws`) that are here."""
+        return laws_named(query, self.laws) or [law for law in focus_laws if law in self.laws]
+
     def _law_read(self, query: str, focus_laws: Sequence[str]) -> str | None:
         """The law an unnamed 第X条 is of: the one law the question names elsewhere (「劳动合同法里，第十条说什么」), or
         else the one law the conversation is about (「那第十条呢？」 after a question on 劳动合同法)."""
-        named = laws_named(query, self.laws) or [law for law in focus_laws if law in self.laws]
-        return named[0] if len(named) == 1 else None
+        laws = self._stated_laws(query, focus_laws)
+        return laws[0] if len(laws) == 1 else None
 
     def defining(self, question: str) -> list[int]:
         """The articles defining the term `question` asks the meaning of (「个人信息处理者是什么意思」 → 第七十三条):
@@ -174,14 +185,7 @@ class LocalRetriever:
     def absent(self, refs: Sequence[ArticleRef]) -> list[int]:
         """The numbers of `refs` that no article of the law they name (any law here, when they name none) has; a
         reference to a law outside this knowledge base is not counted (that question is not about these laws)."""
-        out = []
-        for ref in refs:
-            law = resolve(ref.law, self.laws) if ref.law else None
-            if ref.law and law is None:
-                continue
-            if not any(law is None or self.documents[i].law == law for i in self._by_article.get(ref.article, [])):
-                out.append(ref.article)
-        return out
+        return [ref.article for ref in refs if self._matches(ref, None) == []]
 
     def article(self, doc: int, **fields) -> Article:
         d = self.documents[doc]
@@ -250,7 +254,7 @@ class LocalRetriever:
         score)."""
         if len(self.laws) < 2 or not fused:
             return fused, []
-        focus = laws_named(query, self.laws) or [law for law in focus_laws if law in self.laws]
+        focus = self._stated_laws(query, focus_laws)
         boost = NAMED_LAW_BOOST
         if not focus:
             votes: dict[str, float] = {}

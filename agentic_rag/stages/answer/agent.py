@@ -135,8 +135,8 @@ def articles_verbatim(ev: Evidence, cause: str) -> str:
 def no_such_article(state) -> str:
     """「第七十五条是什么」 of a 74-article law, or 「民法典第5000条」: said plainly, in the law the question named."""
     retrieval = RETRIEVAL.get(state)
-    named = retrieval.focus_laws if len(retrieval.focus_laws) == 1 else [KB_LAW.get(state)]
-    where = f"知识库中的《{named[0]}》" if named[0] else "知识库中的法律都"
+    law = retrieval.focus_laws[0] if len(retrieval.focus_laws) == 1 else KB_LAW.get(state)
+    where = f"知识库中的《{law}》" if law else "知识库中的法律都"
     return prompt.NO_SUCH_ARTICLE.format(where=where, articles="、".join(article_cn(n) for n in retrieval.absent))
 
 

@@ -27,13 +27,13 @@ def rule_verdict(question: str, retrieval: Retrieval, threshold: int, min_vector
         return failed(threshold, "fail", "rule:low_relevance",
                       f"检索到的条文与问题相关度过低（最高相似度 {best:.2f} < {min_vector_score:.2f}），"
                       "问题可能不在知识库范围内")
-    if retrieval.query_type == "exact" and is_pure_lookup(question) and retrieval.refs and \
-            set(retrieval.refs) <= set(retrieval.absent):
+    pure = retrieval.query_type == "exact" and is_pure_lookup(question)
+    if pure and retrieval.refs and set(retrieval.refs) <= set(retrieval.absent):
         # 「第七十五条是什么」 of a 74-article law: said so at once (no grader, no retry, no web search for it)
         return failed(threshold, "fail", "rule:no_such_article",
                       "知识库中没有" + "、".join(article_cn(n) for n in retrieval.absent))
     looked_up = {a.article for a in retrieval.articles if a.pinned}
-    if retrieval.query_type == "exact" and is_pure_lookup(question) and set(retrieval.refs) <= looked_up:
+    if pure and set(retrieval.refs) <= looked_up:
         return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0),
                        reasons=dict.fromkeys(DIMENSIONS, "问题即为查询该条文，已直接命中"),
                        total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:exact_lookup",

@@ -793,3 +793,17 @@ def test_a_question_that_ends_asking_what_to_do_is_explained_not_answered_yes():
     # a yes/no ask that names something to do stays one
     assert ask_kind("把学生资料这样往国外传，需要先办什么手续吗？") == "need"
     assert ask_kind("政府部门收集我的信息，需要告诉我拿去干什么吗？") == "need"
+
+
+@pytest.mark.parametrize("article, fragment, question, label", [
+    # a permission on listed grounds, its exemption for those grounds, a duty: none lets the other side act at will
+    (ART_13, "不需取得个人同意", "App可以随便读我手机通讯录吗？", "不可以"),
+    (ART_13, "（二）", "公司能随便查看员工手机里的聊天记录吗？", "不可以"),
+    ("处理敏感个人信息应当取得个人的单独同意。", "", "医院能随便把病人的病历给医药公司吗？", "不可以"),
+    # the asker's own act, and a right the law gives the asker's side, are not asked "at will" of another
+    ("基于个人同意处理个人信息的，个人有权撤回其同意。", "", "我可以随便撤回同意吗？", "可以"),
+    ("消费者有权自收到商品之日起七日内退货，且无需说明理由。", "", "消费者能随便退货吗？", "可以"),
+])
+def test_may_they_do_it_at_will_is_answered_no_where_the_law_sets_terms(article, fragment, question, label):
+    clause = by_text(article, fragment) if fragment else clauses(article)[0]
+    assert decide(question, clause).label == label

@@ -218,8 +218,8 @@ def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> L
 
 
 def _permission(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
-    if mod == "prohibit":
-        return "不可以"
+    if mod == "prohibit" or _AT_WILL.search(final_clause(question)) and conditioned(mod, clause, question):
+        return "不可以"  # 「App可以随便读我手机通讯录吗」 against 第十三条: only on a ground the law states, not at will
     if mod == "exempt":
         return "视情况" if rebuttable(clause) else "可以"  # 「管理人能够证明已经采取足够安全措施…的，可以…不承担责任」
     asking = final_clause(question)
@@ -268,6 +268,20 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         # introduces (「…处十万元以上五十万元以下的罚款：…擅自删除消费者的评价的」): what it sanctions is unlawful
         return "不可以"
     return "视情况"
+
+
+def conditioned(mod: str, clause: Clause, question: str) -> bool:
+    """The clause lets the other side act only on terms: a duty it must meet, or a permission or exemption tied to a
+    list of grounds, a case (…的), consent or an exception. Such a rule never lets it act at will. Not the asker's own
+    act (「我能随便…吗」), nor a permission granted to the asker's side (「消费者能随便退货吗」 against their own right)."""
+    if mod == "oblige":
+        return not own_act(final_clause(question))
+    before = _before_permit(clause.full) or [""]
+    if own_act(final_clause(question)) or _ASKER_SIDE.match(grantee(clause.full)) or _ASKER_SIDE.match(before[-1]):
+        return False
+    return mod in ("permit", "exempt") and bool(
+        clause.lead or "方可" in clause.full or _CROSS_REFERENCE.search(clause.full) or
+        _CONDITIONAL.search(clause.text) or _CONSENT.search(clause.full) or EXCEPTION.search(clause.full))
 
 
 def forbids_charging(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
@@ -492,6 +506,7 @@ _GRANTS = re.compile(r"可以|有权|准许")
 _CROSS_REFERENCE = re.compile(r"前款|前条|第[一二三四五六七八九十]+[项款条]|本法第")
 _LIABILITY = re.compile(r"追究[^，。；]{0,4}责任|依法给予处分|构成犯罪|承担[^，。；]{0,8}侵权责任")
 _MAY = re.compile(r"能|可以")
+_AT_WILL = re.compile(r"随便|随意|任意|想怎么[^，。？]{0,6}就怎么|肆意")
 # What may stand before 能/可以 when the asker asks about their own act (「那我现在还能撤回吗」, 「就可以离职吗」).
 _ASKER_ONLY = re.compile(r"(那么|那|我们|我|现在|直接|还|也|就|是不是|是否)*")
 _REFUSAL = re.compile(r"拒绝|不配合|挡回")

@@ -26,9 +26,10 @@ Label = Literal["可以", "不可以", "需要", "不需要", "视情况", "说�
 # nobody (the agentic loop is off).
 RouteSource = Literal["rule", "llm", "fallback", "off"]
 # Who graded: an API model's JSON, the calibrated judge, a rule without a model (nothing retrieved, a found lookup, a
-# picked article, an off-topic similarity, a lookup of articles the law does not have), or a failed grade.
+# picked article, an off-topic similarity, a lookup of articles the law does not have, the sanction of the article
+# the conversation is about), or a failed grade.
 GradeSource = Literal["llm", "calibrated", "rule:no_results", "rule:exact_lookup", "rule:confirmed",
-                      "rule:low_relevance", "rule:no_such_article", "error"]
+                      "rule:low_relevance", "rule:no_such_article", "rule:sanction_follow_up", "error"]
 DIMENSIONS = ("relevance", "completeness", "accuracy", "coverage")
 DIMENSION_CN = {"relevance": "相关性", "completeness": "完整性", "accuracy": "准确性", "coverage": "覆盖面"}
 

@@ -549,7 +549,7 @@ def test_a_clause_naming_the_condition_of_its_own_rule_is_listed_only_when_it_is
 @pytest.mark.parametrize("question, penalty", [
     ("这种会被罚吗？", True), ("要是它一直不删，会有什么后果？", True), ("违反了要承担什么法律责任？", True),
     ("要是公司硬把我辞了，得赔多少？", False), ("朋友借我的车撞了人，我作为车主要担责吗？", False),
-    ("惩罚性赔偿 三倍 欺诈", False),
+    ("惩罚性赔偿 三倍 欺诈", False), ("违反了会怎么样？", True), ("公司违反了怎么办？", False),
     ("上一问题：App违法收集信息会被罚吗？；追问：那我能让它删掉吗？", False)])  # the follow-up asks, not the root
 def test_a_question_about_the_sanction(question, penalty):
     from agentic_rag.stages.answer.conclusion import asks_penalty

@@ -296,3 +296,48 @@ def test_a_json_grade_names_articles_of_its_own_law_only():
     assert relevant_ids(["《数据安全法》第二十一条"], given) == ["中华人民共和国数据安全法#21"]
     assert relevant_ids(["第十条", "《刑法》第二十一条"], given) == ["中华人民共和国个人信息保护法#10"]
     assert relevant_ids(["21"], given) == ["中华人民共和国数据安全法#21", "中华人民共和国个人信息保护法#21"]  # no law named
+
+
+PIPL = "中华人民共和国个人信息保护法"
+SANCTION_66 = ("违反本法规定处理个人信息，或者处理个人信息未履行本法规定的个人信息保护义务的，由履行个人信息保护职责的部门"
+               "责令改正，给予警告，没收违法所得；拒不改正的，并处一百万元以下罚款。")
+SANCTION_78 = ("电子商务经营者违反本法第二十一条规定，未向消费者明示押金退还的方式、程序，对押金退还设置不合理条件，"
+               "或者不及时退还押金的，由有关主管部门责令限期改正，可以处五万元以上二十万元以下的罚款。")
+ONE_CONDUCT = "违反本法规定，未经许可，擅自经营劳务派遣业务的，由劳动行政部门责令停止违法行为，没收违法所得，并处罚款。"
+
+
+def law_article(law: str, n: int, text: str) -> Article:
+    return Article(id=f"{law}#{n}", title=f"《{law}》第{n}条", law=law, article=n, article_cn=f"第{n}条", text=text)
+
+
+@pytest.mark.parametrize("previous, articles, relevant", [
+    # 「第十条是什么？」 → 「违反了会怎么样？」: the law's sanction of any breach governs
+    ((PIPL, 10), [law_article(PIPL, 10, "任何组织、个人不得非法收集…"), law_article(PIPL, 66, SANCTION_66)],
+     [f"{PIPL}#66", f"{PIPL}#10"]),
+    # the sanction that names the article breached wins over one of the law at large
+    (("电子商务法", 21), [law_article("电子商务法", 78, SANCTION_78), law_article("电子商务法", 66, SANCTION_66),
+                        law_article("电子商务法", 21, "电子商务经营者按照约定向消费者收取押金的，应当明示押金退还的方式、程序")],
+     ["电子商务法#78", "电子商务法#21"]),
+    # a sanction of one conduct, or of another law, is not the sanction of the article asked about
+    (("劳动合同法", 58), [law_article("劳动合同法", 92, ONE_CONDUCT)], None),
+    (("数据安全法", 27), [law_article(PIPL, 66, SANCTION_66)], None),
+])
+def test_a_sanction_follow_up_is_answered_from_the_sanction_of_the_article_the_conversation_is_about(
+        fake_settings, previous, articles, relevant):
+    state = {QUESTION.key: "上一问题：第十条是什么？；追问：违反了会怎么样？",
+             **ATTEMPT_RETRIEVAL.delta(Retrieval(query="q", query_type="semantic", matcher="ensemble",
+                                                 articles=articles, max_vector_score=0.5)),
+             **CONTEXT.delta(Contextualised(question="q", kind="follow_up", source="rule",
+                                            history_articles=[previous]))}
+    stage = GradeStage(name="QualityEvaluatorAgent", settings=fake_settings,
+                       model=MockModel.create(json.dumps(dict.fromkeys(DIMS, 1))))
+    graded = ATTEMPT_QUALITY.get(run_agent(stage, state=state)[0])
+    if relevant is None:
+        assert graded.source != "rule:sanction_follow_up"
+    else:
+        assert graded.passed and graded.source == "rule:sanction_follow_up" and graded.relevant == relevant
+    # the same retrieval on a first question, or on a follow-up that does not ask the sanction, is the grader's
+    first = {**state, CONTEXT.key: None}
+    assert ATTEMPT_QUALITY.get(run_agent(stage, state=first)[0]).source != "rule:sanction_follow_up"
+    other = {**state, QUESTION.key: "上一问题：第十条是什么？；追问：那第十三条呢？"}
+    assert ATTEMPT_QUALITY.get(run_agent(stage, state=other)[0]).source != "rule:sanction_follow_up"

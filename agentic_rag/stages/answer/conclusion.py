@@ -69,7 +69,7 @@ def asked_part(question: str) -> str:
 
 # 「这种会被罚吗？」「会有什么后果？」: what the sanction for a breach is. Not 赔 or 惩罚性赔偿 (what the other side owes
 # the user is the civil rule, not the fine) and not 担责 (civil as often as administrative).
-_PENALTY_ASK = re.compile(r"(?<!惩)罚|什么后果|法律责任")
+_PENALTY_ASK = re.compile(r"(?<!惩)罚|什么后果|法律责任|违反[^，。？]{0,8}(会|将)(怎么样|怎样)")
 
 
 def asks_penalty(question: str) -> bool:

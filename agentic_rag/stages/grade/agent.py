@@ -44,7 +44,7 @@ from ..evidence import label, prompt_articles, shared_prefix
 from . import prompt
 from .json_grade import parse_quality
 from .judge import calibration, judge
-from .rules import confirmed_verdict, failed, rule_verdict
+from .rules import confirmed_verdict, failed, rule_verdict, sanction_verdict
 
 
 def searched_in_place_cosine(state) -> float | None:
@@ -54,6 +54,11 @@ def searched_in_place_cosine(state) -> float | None:
         return None
     best = route.signals.get("best_similarity")
     return float(best) if isinstance(best, (int, float)) else None
+
+
+def previous_articles(state) -> list[tuple[str, int]]:
+    context = CONTEXT.get(state)
+    return [tuple(key) for key in context.history_articles] if context else []
 
 
 class GradeStage(LlmStage):
@@ -68,7 +73,8 @@ class GradeStage(LlmStage):
         threshold = self.settings.quality_threshold
         quality = confirmed_verdict(retrieval, threshold) or \
             rule_verdict(QUESTION.get(state, ""), retrieval, threshold, self.settings.min_vector_score,
-                         searched_in_place_cosine(state))
+                         searched_in_place_cosine(state)) or \
+            sanction_verdict(QUESTION.get(state, ""), retrieval, previous_articles(state), threshold)
         raw = ""
         if quality is None:
             try:

@@ -1,10 +1,19 @@
 """Verdicts without a model, where the case is clear: nothing retrieved, an off-topic similarity, a pure lookup
-found or of articles the law does not have."""
+found or of articles the law does not have, the sanction for breaching the article the conversation is about."""
 from __future__ import annotations
 
+import re
+
+from ...legal.modality import imposes_penalty
 from ...legal.numerals import article_cn
+from ...legal.refs import find_article_refs
 from ...retrieval.analysis import is_pure_lookup
 from ...state import DIMENSIONS, GradeSource, Quality, Retrieval, Verdict
+from ..answer.conclusion import asks_penalty
+
+# A sanction of breaching the law at large, whatever its article: 「违反本法规定处理个人信息，或者处理个人信息未履行本法
+# 规定的个人信息保护义务的，…」 (not 「违反本法规定，未经许可，擅自经营劳务派遣业务的」, whose case is one conduct).
+_AT_LARGE = re.compile(r"^违反本法规定[^，。；]*(，或者[^，。；]*本法规定[^，。；]*)?的，")
 
 
 def failed(threshold: int, verdict: Verdict, source: GradeSource, error: str) -> Quality:
@@ -50,3 +59,23 @@ def confirmed_verdict(retrieval: Retrieval, threshold: int) -> Quality | None:
     return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0), reasons=dict.fromkeys(DIMENSIONS, "用户确认了适用的条文"),
                    total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:confirmed",
                    relevant=chosen, action="correct")
+
+
+def sanction_verdict(question: str, retrieval: Retrieval, previous: list[tuple[str, int]],
+                     threshold: int) -> Quality | None:
+    """PASS without the model on a follow-up asking the sanction (「违反了会怎么样？」 after 「第十条是什么？」) where
+    retrieval found an article of the previous turn's law that sanctions breaching that article by number (「违反本法第
+    二十一条规定…的，由…责令限期改正」) or, failing one, breaching the law at large. The gate judges articles against
+    the whole rule-form question, mostly its previous ask, and refused these with the sanction retrieved."""
+    if not previous or not asks_penalty(question):
+        return None
+    laws = {law for law, _ in previous}
+    sanctions = [a for a in retrieval.articles if a.law in laws and imposes_penalty(a.text)]
+    named = [a for a in sanctions if any((a.law, r.article) in previous for r in find_article_refs(a.text))]
+    chosen = named or [a for a in sanctions if _AT_LARGE.match(a.text)]
+    if not chosen:
+        return None
+    breached = [a for a in retrieval.articles if a.key in previous]
+    return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0), reasons=dict.fromkeys(DIMENSIONS, "追问上一轮条文的法律责任"),
+                   total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:sanction_follow_up",
+                   relevant=[a.id for a in chosen + breached], action="correct")

@@ -807,3 +807,16 @@ def test_a_question_that_ends_asking_what_to_do_is_explained_not_answered_yes():
 def test_may_they_do_it_at_will_is_answered_no_where_the_law_sets_terms(article, fragment, question, label):
     clause = by_text(article, fragment) if fragment else clauses(article)[0]
     assert decide(question, clause).label == label
+
+
+def test_asked_the_sanction_the_answer_lists_its_other_grades():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import conditions
+    art_66 = ("违反本法规定处理个人信息，或者处理个人信息未履行本法规定的个人信息保护义务的，由履行个人信息保护职责的部门"
+              "责令改正，给予警告，没收违法所得；拒不改正的，并处一百万元以下罚款。有前款规定的违法行为，情节严重的，"
+              "由省级以上履行个人信息保护职责的部门责令改正，没收违法所得，并处五千万元以下罚款。")
+    article = Article(id="66", title="第六十六条", law="个人信息保护法", article=66, article_cn="第六十六条", text=art_66)
+    deciding = by_text(art_66, "拒不改正")
+    listed = " ".join(c.quote for c in conditions(article, deciding, "违反了会被罚吗？"))
+    assert "情节严重" in listed and "给予警告" in deciding.quote  # the quoted sentence carries the first grade
+    assert not conditions(article, deciding, "这种情况能要求删除吗？")  # not asked the sanction: no grades listed

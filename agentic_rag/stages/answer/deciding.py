@@ -138,12 +138,16 @@ def _overlap(question: str, text: str) -> float:
 
 def conditions(article: Article, deciding: Clause, question: str, common: frozenset[str] = DRAFTING) -> list[Clause]:
     """The article's clauses that state a condition or an exception, other than the deciding one. A bare list
-    introduction (「符合下列情形之一的，…方可处理个人信息：」) is a heading without content: its items are listed."""
+    introduction (「符合下列情形之一的，…方可处理个人信息：」) is a heading without content: its items are listed.
+    Asked the sanction, its other grades are listed too (「拒不改正的，并处一百万元以下罚款」, 「情节严重的，…五千万元以下」):
+    the one quoted is a part of what the breach risks."""
+    graded = asks_penalty(question)
     found: dict[str, Clause] = {}
     for c in clauses(article.text):
         if c.quote not in deciding.quote and deciding.text not in c.quote and c.quote not in found \
                 and not _introduces_list(c) and not _alternative(c, deciding) \
-                and (EXCEPTION.search(c.text) or _CONDITION.search(c.full) or _on_topic_condition(c, question, common)):
+                and (EXCEPTION.search(c.text) or _CONDITION.search(c.full) or _on_topic_condition(c, question, common)
+                     or graded and imposes_penalty(c.full)):
             found[c.quote] = c
     return list(found.values())
 

@@ -820,3 +820,10 @@ def test_asked_the_sanction_the_answer_lists_its_other_grades():
     listed = " ".join(c.quote for c in conditions(article, deciding, "违反了会被罚吗？"))
     assert "情节严重" in listed and "给予警告" in deciding.quote  # the quoted sentence carries the first grade
     assert not conditions(article, deciding, "这种情况能要求删除吗？")  # not asked the sanction: no grades listed
+    serious = ("有前款规定的违法行为，情节严重的，由省级以上履行个人信息保护职责的部门责令改正，没收违法所得，并处五千万元"
+               "以下或者上一年度营业额百分之五以下罚款，并可以责令暂停相关业务或者停业整顿、通报有关主管部门吊销相关业务"
+               "许可或者吊销营业执照；对直接负责的主管人员和其他直接责任人员处十万元以上一百万元以下罚款，并可以决定禁止"
+               "其在一定期限内担任相关企业的董事、监事、高级管理人员和个人信息保护负责人。")
+    article = article.model_copy(update={"text": art_66 + serious})
+    first = conditions(article, by_text(serious, "十万元以上一百万元"), "公司违规，监管能连我这个主管一起罚吗？")[0]
+    assert "情节严重" in first.quote  # the grade quoted is for serious cases: that case is listed first

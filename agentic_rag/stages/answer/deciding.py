@@ -149,7 +149,8 @@ def conditions(article: Article, deciding: Clause, question: str, common: frozen
                 and (EXCEPTION.search(c.text) or _CONDITION.search(c.full) or _on_topic_condition(c, question, common)
                      or graded and imposes_penalty(c.full)):
             found[c.quote] = c
-    return list(found.values())
+    # a grade's own case comes first: 「对直接负责的主管人员…处十万元以上一百万元以下罚款」 is for the 「情节严重的」 of its sentence
+    return sorted(found.values(), key=lambda c: not (graded and c.sentence and c.sentence == deciding.sentence))
 
 
 def _on_topic_condition(clause: Clause, question: str, common: frozenset[str]) -> bool:

@@ -827,3 +827,5 @@ def test_asked_the_sanction_the_answer_lists_its_other_grades():
     article = article.model_copy(update={"text": art_66 + serious})
     first = conditions(article, by_text(serious, "十万元以上一百万元"), "公司违规，监管能连我这个主管一起罚吗？")[0]
     assert "情节严重" in first.quote  # the grade quoted is for serious cases: that case is listed first
+    first = conditions(article, by_text(serious, "五千万元"), "我们是小公司，被查到会被罚到五千万吗？")[0]
+    assert "给予警告" in first.quote  # a grade with its own case: the article's first grade, not the clause after it

@@ -143,14 +143,17 @@ def conditions(article: Article, deciding: Clause, question: str, common: frozen
     the one quoted is a part of what the breach risks."""
     graded = asks_penalty(question)
     found: dict[str, Clause] = {}
-    for c in clauses(article.text):
+    ordered = clauses(article.text)
+    for c in ordered:
         if c.quote not in deciding.quote and deciding.text not in c.quote and c.quote not in found \
                 and not _introduces_list(c) and not _alternative(c, deciding) \
                 and (EXCEPTION.search(c.text) or _CONDITION.search(c.full) or _on_topic_condition(c, question, common)
                      or graded and imposes_penalty(c.full)):
             found[c.quote] = c
-    # a grade's own case comes first: 「对直接负责的主管人员…处十万元以上一百万元以下罚款」 is for the 「情节严重的」 of its sentence
-    return sorted(found.values(), key=lambda c: not (graded and c.sentence and c.sentence == deciding.sentence))
+    # a grade's own case comes first: 「对直接负责的主管人员…处十万元以上一百万元以下罚款」 is for the 「情节严重的」 before it
+    at = next((i for i, c in enumerate(ordered) if c == deciding), 0)
+    case = {c.quote for c in ordered[:at] if graded and c.sentence and c.sentence == deciding.sentence}
+    return sorted(found.values(), key=lambda c: c.quote not in case)
 
 
 def _on_topic_condition(clause: Clause, question: str, common: frozenset[str]) -> bool:

@@ -829,3 +829,17 @@ def test_asked_the_sanction_the_answer_lists_its_other_grades():
     assert "情节严重" in first.quote  # the grade quoted is for serious cases: that case is listed first
     first = conditions(article, by_text(serious, "五千万元"), "我们是小公司，被查到会被罚到五千万吗？")[0]
     assert "给予警告" in first.quote  # a grade with its own case: the article's first grade, not the clause after it
+
+
+SENSITIVE = ("敏感个人信息是一旦泄露或者非法使用，容易导致自然人的人格尊严受到侵害或者人身、财产安全受到危害的个人信息，"
+             "包括生物识别、宗教信仰、特定身份、医疗健康、金融账户、行踪轨迹等信息，以及不满十四周岁未成年人的个人信息。")
+
+
+@pytest.mark.parametrize("question, label", [
+    ("未成年人的信息算敏感信息吗？", "视情况"),  # only those under fourteen are: the age decides
+    ("我家孩子12岁，他的信息算敏感信息吗？", "需要"),
+    ("十六岁孩子的信息算敏感信息吗？", "不需要"),  # not the case the article names
+    ("小学生的信息算敏感信息吗？", "需要"),
+])
+def test_a_rule_for_children_under_an_age_decides_by_the_age_the_question_gives(question, label):
+    assert decide(question, clauses(SENSITIVE)[0]).label == label

@@ -175,6 +175,10 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
         return Decision(OPPOSITE.get(label, label), f"{kind}/exception/{mod}")
     if falls_short(question, clause):  # 失联三年 against 下落不明满四年: the rule's case is not the question's
         return Decision(OPPOSITE.get(label, label), f"{kind}/short/{mod}")
+    if _age_excludes(question, clause):  # 「十六岁孩子的信息算敏感信息吗」 against 不满十四周岁: not the rule's case
+        return Decision(OPPOSITE.get(label, label), f"{kind}/age_over/{mod}")
+    if age_unstated(question, clause) and label != "视情况":
+        return Decision("视情况", f"{kind}/age/{mod}")  # 「未成年人的信息算敏感信息吗」: only 不满十四周岁 ones are
     return Decision(label, f"{kind}/{mod}")
 
 
@@ -447,6 +451,13 @@ def own_act(asking: str) -> bool:
     return bool(m) and bool(_ASKER_ONLY.fullmatch(asking[:m.start()]))
 
 
+def age_unstated(question: str, clause: Clause) -> bool:
+    """The clause is for children under an age (不满十四周岁未成年人) and the question asks about children (未成年人,
+    孩子) without saying how old: whether they are under it decides."""
+    limit, age = _ages(question, clause.full)
+    return limit is not None and age is None and bool(_CHILD.search(question)) and not _UNDER_AGE.search(question)
+
+
 def _age_excludes(question: str, clause: Clause) -> bool:
     """The clause is for those under an age (不满十四周岁) and the question states an age at or above it."""
     limit, age = _ages(question, clause.full)
@@ -495,6 +506,7 @@ _REACHED = re.compile(rf"满{_NUMERAL}个?(年|月|日)")  # 满四年, 满六�
 _SPAN = re.compile(rf"{_NUMERAL}个?(年|月|日|天)(?!以[上下内])")  # 三年, 两个月, 十天 told in a question
 _DAYS = {"年": 365, "月": 30, "日": 1, "天": 1}
 _CHILD = re.compile(r"孩子|小孩|儿童|未成年|小学|幼儿")
+_UNDER_AGE = re.compile(r"不满[一二三四五六七八九十\d]+周?岁|[一二三四五六七八九十\d]+周?岁以下|小学|幼儿|婴|宝宝")
 _TABLES = {"need": _need, "right": _right, "permission": _permission}
 OPPOSITE: dict[str, Label] = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
 _CONSENT = re.compile(r"同意")

@@ -24,6 +24,8 @@ def state(text: str, path: str = "pass", listed=((PIPL, 10),), sentences=()) -> 
 def test_the_conclusion_is_read_from_the_conclusion_line_or_the_first_polarity_word():
     assert conclusion_label("**结论**：不可以。网站不能卖。") == "不可以"
     assert conclusion_label("**结论**：视情况。要看是否必需。") == "视情况"
+    # a 算…吗 ask is shown 属于 / 不属于 and scored as the 需要 / 不需要 it is
+    assert conclusion_label("**结论**：不属于。") == "不需要" and conclusion_label("**结论**：属于。") == "需要"
     assert conclusion_label("# 法律咨询意见\n\n公司出售您的手机号是违法的。") == "不可以"
     assert conclusion_label("您有权要求删除，但应当先注销。") == "可以"  # the first polarity word decides
     assert conclusion_label("根据第十条。") is None

@@ -843,3 +843,16 @@ SENSITIVE = ("敏感个人信息是一旦泄露或者非法使用，容易导致
 ])
 def test_a_rule_for_children_under_an_age_decides_by_the_age_the_question_gives(question, label):
     assert decide(question, clauses(SENSITIVE)[0]).label == label
+
+
+@pytest.mark.parametrize("question, label, shown", [
+    ("未成年人的信息算敏感信息吗？", "需要", "属于"), ("病历算不算敏感信息？", "不需要", "不属于"),
+    ("指纹属于敏感个人信息吗？", "需要", "属于"),
+    ("这些也算个人信息、要按个保法来保护吗？", "需要", "需要"),  # asks what must be done: the label as it is
+    ("需要单独同意吗？", "需要", "需要"), ("这算不算违规？", "不可以", "不可以")])
+def test_a_question_whether_something_is_of_a_kind_is_answered_it_is_or_is_not(question, label, shown):
+    from agentic_rag.stages.answer.conclusion import shown_label
+    from agentic_rag.stages.answer.form import AskPlan, segments
+    assert shown_label(question, label) == shown
+    opening = segments([AskPlan(question=question, label=label, rule="r")], True, [])[0]
+    assert opening == f"**结论**：{shown}。"

@@ -93,6 +93,18 @@ def ask_kind(question: str) -> AskKind:
     return "info" if is_topic(asked_part(question)) else "permission"
 
 
+# 「…算敏感信息吗？」 asks whether something is of a kind: its 需要 / 不需要 is shown as 属于 / 不属于 (the label, what the
+# checks and the eval compare, stays the same).
+_CLASSIFIES = re.compile(r"(算不算|属不属于|算是|算|属于)[^，。？需要得]{0,14}[吗么]?$")
+SHOWN_AS = {"需要": "属于", "不需要": "不属于"}
+
+
+def shown_label(question: str, label: str) -> str:
+    """The label as the 结论 line shows it for this question."""
+    asks = final_clause(question)
+    return SHOWN_AS.get(label, label) if ask_kind(question) == "need" and _CLASSIFIES.search(asks) else label
+
+
 _QUESTION_FORM = re.compile(r"[？?吗呢么，,。；;！!]|能|可以|是否|是不是|要不要|行不行|对不对|有没有|算不算|会不会|该不该|谁|怎")
 
 

@@ -20,6 +20,7 @@ from ...legal.vocabulary import DRAFTING
 from ...retrieval.types import Article
 from ..evidence import label
 from . import prompt
+from .conclusion import shown_label
 from .deciding import conditions, remedies
 
 QUOTE_CHARS = 160  # a longer clause is cut (with …): the full article is one click away in the retrieval table
@@ -57,7 +58,7 @@ def segments(plans: list[AskPlan], one_law: bool, articles: list[Article]) -> li
     out: list[str | int] = []
     for i, plan in enumerate(plans):
         head = prompt.ASK.format(n=i + 1, question=plan.question) if len(plans) > 1 else ""
-        opening = prompt.EXPLAIN if plan.label == "说明" else prompt.CONCLUSION.format(label=plan.label)
+        opening = prompt.EXPLAIN if plan.label == "说明" else prompt.CONCLUSION.format(label=shown_label(plan.question, plan.label))
         out += [("\n\n" if i else "") + head + opening, i]
         if text := reason(plan, one_law):
             out.append("\n\n" + text)

@@ -44,3 +44,12 @@ def test_a_clause_silent_on_the_ask_is_not_the_models_to_decide():
     decision = decide(asked, officer)
     assert decision.label == "视情况" and polarity.tail(asked, decision.label, decision.rule) is None
     assert polarity.tail(asked, "视情况", "need/oblige")
+
+
+def test_a_childs_age_the_question_does_not_give_is_not_the_models_to_decide():
+    from agentic_rag.legal.modality import clauses
+    from agentic_rag.stages.answer.conclusion import decide
+    sensitive, = clauses("敏感个人信息包括生物识别、医疗健康等信息，以及不满十四周岁未成年人的个人信息。")
+    asked = "未成年人的信息算敏感信息吗？"
+    decision = decide(asked, sensitive)
+    assert decision.label == "视情况" and polarity.tail(asked, decision.label, decision.rule) is None

@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 
 from . import prompt
-from .conclusion import CONSENT_UNANSWERED, OPPOSITE, ask_kind
+from .conclusion import OPPOSITE, ask_kind, fact_unstated
 
 POSITIVE = {"permission": "可以", "right": "可以", "need": "需要"}  # the yes/no ask kinds (`prompt.POLARITY_TAIL`)
 NEGATIVE = {kind: OPPOSITE[label] for kind, label in POSITIVE.items()}
@@ -38,9 +38,9 @@ def polarity_model() -> PolarityModel:
 
 def tail(question: str, label: str, rule: str = "") -> str | None:
     """The model's task for a question the rules answered 视情况, if it is a yes/no question — not where they found
-    the clause silent on the consent asked about (`conclusion.CONSENT_UNANSWERED`): the model's yes would be the
-    clause's duty, not the ask's."""
-    if label != "视情况" or rule == CONSENT_UNANSWERED:
+    the clause silent on the consent asked about (`conclusion.CONSENT_UNANSWERED`: the model's yes would be the
+    clause's duty, not the ask's) or the child's age unstated (`conclusion.fact_unstated`)."""
+    if label != "视情况" or fact_unstated(rule):
         return None
     return prompt.POLARITY_TAIL.get(ask_kind(question))
 

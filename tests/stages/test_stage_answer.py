@@ -33,6 +33,8 @@ TEXT = {10: "任何组织、个人不得非法收集、使用、加工、传输�
         27: "个人信息处理者可以在合理的范围内处理个人自行公开或者其他已经合法公开的个人信息；个人明确拒绝的除外。",
         52: "处理个人信息达到国家网信部门规定数量的个人信息处理者应当指定个人信息保护负责人，负责对个人信息处理活动以及"
             "采取的保护措施等进行监督。",
+        28: "敏感个人信息是一旦泄露或者非法使用，容易导致自然人的人格尊严受到侵害或者人身、财产安全受到危害的个人信息，"
+            "包括生物识别、宗教信仰、特定身份、医疗健康、金融账户、行踪轨迹等信息，以及不满十四周岁未成年人的个人信息。",
         65: "任何组织、个人有权对违法个人信息处理活动向履行个人信息保护职责的部门进行投诉、举报。"}
 
 
@@ -400,6 +402,21 @@ def test_a_clause_silent_on_the_ask_is_not_put_to_the_model(fake_settings):
         assert all("是否需要" not in t for _, tails in model.scored for t in tails) and not model.prompts  # no call
         text = FINAL_ANSWER.get(final)  # the code says the clause is silent on consent, not a guess at a condition
         assert text.startswith("**结论**：视情况。下面引用的条文规定的是另一项义务，没有规定是否需要取得同意") and "已删去" not in text
+        if streaming:
+            assert "".join(e.content.parts[0].text for e in events if e.partial) == text
+
+
+def test_a_childs_age_not_given_is_said_to_decide_without_the_model(fake_settings):
+    # the 1.5B wrote 「取决于是否具有特定的目的和充分的必要性」 (the next sentence's processing rule) for this question
+    embedded = fake_settings.model_copy(update={"agentic_rag_model": "local/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"})
+    model = MockScoringModel.create("取决于是否具有特定的目的和充分的必要性。")
+    model.diffs = [9.0]
+    for streaming in (False, True):
+        _, final, events = answer(embedded, model=model, path="pass", question="未成年人的信息算敏感信息吗？",
+                                  numbers=(28,), relevant=(28,), streaming=streaming)
+        text = FINAL_ANSWER.get(final)
+        assert ANSWER.get(final).asks[0].label == "视情况" and not model.prompts and not model.scored  # no call
+        assert text.startswith("**结论**：视情况。取决于孩子是否不满十四周岁")
         if streaming:
             assert "".join(e.content.parts[0].text for e in events if e.partial) == text
 

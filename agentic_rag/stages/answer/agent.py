@@ -64,7 +64,7 @@ from ..base import SYSTEM, LlmStage
 from ..evidence import label, prompt_articles, shared_prefix
 from . import form, polarity, prompt
 from .citations import Evidence, check, note
-from .conclusion import CONSENT_UNANSWERED, asks_penalty, decide
+from .conclusion import CONSENT_UNANSWERED, age_limit, asks_penalty, decide, fact_unstated
 from .deciding import Embed, deciding_clause, embedder_similarity, governing_order, is_remedy, rank_clauses
 from .stream import VerifiedStream
 from .support import NOTHING, REPEATED, judge_sentence, repeats_quote, says_nothing, support_model
@@ -105,6 +105,15 @@ def evidence_of(state) -> Evidence:
     laws = KB_LAWS.get(state) or sorted({a.law for a in articles})
     return Evidence(articles=given, kb_laws=laws, web_text=web_text,
                     withheld=[a for a in articles if a.id not in {g.id for g in given}])
+
+
+def fixed_sentence(plan: form.AskPlan) -> str | None:
+    """What the code says after the label where a model's sentence could only guess: the clause is silent on the
+    consent asked about, or the child's age the rule turns on is not given."""
+    if plan.rule == CONSENT_UNANSWERED:
+        return prompt.SILENT_ON_CONSENT
+    limit = age_limit(plan.clause.full) if plan.clause and fact_unstated(plan.rule) else None
+    return prompt.AGE_DECIDES.format(limit=limit) if limit else None
 
 
 def sanctions(state, articles: list[Article], given: list[Article]) -> list[Article]:
@@ -326,7 +335,7 @@ class AnswerStage(LlmStage):
         """The model's sentence per ask, each checked (a dropped one leaves the code's conclusion alone), and the
         (law, article) keys the dropped sentences cited. Returned, not kept on the stage: one stage object serves
         every session of a server, and another question's answer runs while this one waits for the model."""
-        if all(plan.rule == CONSENT_UNANSWERED for plan in plans):  # the code says the clause is silent: no sentence
+        if all(fixed_sentence(plan) for plan in plans):  # the code says what it depends on: no model sentence
             return [Sentence(text="", kept=False, why=NOTHING) for _ in plans], []
         prefix = shared_prefix(QUESTION.get(ctx.session.state, ""), form.quoted_articles(plans) or ev.articles,
                                one_law)
@@ -392,8 +401,8 @@ class AnswerStage(LlmStage):
         """What follows the ask's heading: the kept sentence without the label already shown, or, with no sentence
         under 答复 or after 视情况, a line that points to the quoted clause (a bare 「**答复**：」 reads as a broken answer,
         a bare 「视情况。」 as no answer: it must say what it depends on)."""
-        if plan.rule == CONSENT_UNANSWERED:
-            return prompt.SILENT_ON_CONSENT
+        if fixed := fixed_sentence(plan):
+            return fixed
         shown = cls._strip_label(sentence, plan.label)
         return shown or (prompt.BY_QUOTE.get(plan.label, "") if plan.clause else "")
 

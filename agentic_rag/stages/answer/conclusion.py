@@ -497,9 +497,15 @@ def _stated_age(question: str) -> int | None:
     return None
 
 
+def age_limit(text: str) -> str | None:
+    """The age bracket a rule is for, as it words it (「不满十四周岁」), or None."""
+    m = _AGE_LIMIT.search(text)
+    return m.group(0) if m else None
+
+
 def _ages(question: str, text: str) -> tuple[int | None, int | None]:
     """The age limit `text` sets (不满N周岁) and the age `question` states, each None when not given."""
-    limit = re.search(r"不满([一二三四五六七八九十\d]+)周岁", text)
+    limit = _AGE_LIMIT.search(text)
     return (cn_to_int(limit.group(1)) if limit else None), _stated_age(question)
 
 
@@ -523,6 +529,7 @@ _NUMERAL = r"([一二两三四五六七八九十百\d]+)"
 _REACHED = re.compile(rf"满{_NUMERAL}个?(年|月|日)")  # 满四年, 满六个月: a time the rule's case must reach
 _SPAN = re.compile(rf"{_NUMERAL}个?(年|月|日|天)(?!以[上下内])")  # 三年, 两个月, 十天 told in a question
 _DAYS = {"年": 365, "月": 30, "日": 1, "天": 1}
+_AGE_LIMIT = re.compile(r"不满([一二三四五六七八九十\d]+)周岁")
 _CHILD = re.compile(r"孩子|小孩|儿童|未成年|小学|幼儿")
 _UNDER_AGE = re.compile(r"[不未]满[一二三四五六七八九十\d]+周?岁|[一二三四五六七八九十\d]+周?岁以下|小学|幼儿|婴|宝宝")
 _TABLES = {"need": _need, "right": _right, "permission": _permission}

@@ -14,6 +14,8 @@ BY_QUOTE = {"说明": "法律对此的规定见下面引用的条文。", "视�
 # After 视情况 where the deciding clause is silent on the consent asked about (`conclusion.CONSENT_UNANSWERED`): the
 # code says so, with no model sentence.
 SILENT_ON_CONSENT = "下面引用的条文规定的是另一项义务，没有规定是否需要取得同意，需要结合其他规定判断。"
+# After 视情况 where the rule is for children under an age the question does not give (`conclusion.AGE_UNSTATED`).
+AGE_DECIDES = "取决于孩子是否{limit}：下面引用的条文只规定了{limit}的情形。"
 ASK = "**问题{n}**：{question}\n\n"
 REASON = "**依据**：{quotes}"
 QUOTE = "{title}规定：“{text}”"

@@ -138,6 +138,20 @@ def test_law_matches_other_law():
     ("第28条和未成年人有什么关系", False),
     ("第二十八条 敏感个人信息", False),
     ("公司把我的手机号卖给别人合法吗？", False),
+    ("请问是什么？", False),  # no reference at all is no lookup
+    ("What does article 47 say?", True), ("Show me Article 13 and article 14", True),
+    ("Can an app read my contacts under article 13?", False),
 ])
 def test_is_pure_lookup(query, expected):
     assert is_pure_lookup(query) is expected
+
+
+@pytest.mark.parametrize("query, articles", [
+    ("What does article 47 say?", [47]), ("art. 5", [5]), ("Show me Article 13 and article 14", [13, 14]),
+    # an English question about a case is not read as citing an article: the label rules read Chinese only, and the
+    # pinned article answered 「可以」 from an item the question is not about
+    ("Can an app read my contacts under article 13?", []),
+])
+def test_an_english_question_that_only_asks_for_articles_is_a_lookup(query, articles):
+    analysis = analyze_query(query)
+    assert analysis.articles == articles and analysis.type == ("exact" if articles else "semantic")

@@ -89,6 +89,20 @@ def find_article_refs(text: str) -> list[ArticleRef]:
     return refs
 
 
+# 「Article 47」 / 「art. 47」 in English: read only where a question asks for nothing but articles (`retrieval.analysis`);
+# an English question about a case cannot be concluded by the Chinese label rules, so it is not read as citing one
+_EN_REF_RE = re.compile(r"(?i)\b(?:article|art\.)\s*([0-9]{1,4})\b")
+
+
+def english_refs(text: str) -> list[ArticleRef]:
+    return [ArticleRef(int(m[1]), None, m.group(0), m.start(), m.end(), m.start())
+            for m in _EN_REF_RE.finditer(text) if int(m[1]) > 0]
+
+
+def strip_english_refs(text: str) -> str:
+    return _EN_REF_RE.sub("", text)
+
+
 def strip_refs(text: str) -> str:
     """The text without its article references (what is left of "第28条是什么内容" is "是什么内容")."""
     return _REF_RE.sub("", text)

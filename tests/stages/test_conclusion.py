@@ -30,6 +30,12 @@ LABOUR_40 = ("有下列情形之一的，用人单位提前三十日以书面形
 CONSUMER_25 = "经营者采用网络方式销售商品，消费者有权自收到商品之日起七日内退货，且无需说明理由，但下列商品除外:（一）消费者定作的；"
 
 
+def statute(n: int, text: str, law: str = "个人信息保护法"):
+    from agentic_rag.legal.numerals import article_cn
+    from agentic_rag.retrieval.types import Article
+    return Article(id=str(n), title=article_cn(n), law=law, article=n, article_cn=article_cn(n), text=text)
+
+
 def by_text(article: str, fragment: str):
     return next(c for c in clauses(article) if fragment in c.full)
 
@@ -530,7 +536,6 @@ def test_the_other_items_of_a_list_of_alternatives_are_not_conditions_of_the_dec
 
 
 def test_a_clause_naming_the_condition_of_its_own_rule_is_listed_only_when_it_is_about_the_question():
-    from agentic_rag.retrieval.types import Article
     from agentic_rag.stages.answer.deciding import conditions
 
     # ans-pipl-017: copying one's running data was answered with 第四十五条's portability sentence under 条件与例外
@@ -538,7 +543,7 @@ def test_a_clause_naming_the_condition_of_its_own_rule_is_listed_only_when_it_is
     art_45 = ("个人有权向个人信息处理者查阅、复制其个人信息；有本法第十八条第一款、第三十五条规定情形的除外。个人请求查阅、"
               "复制其个人信息的，个人信息处理者应当及时提供。个人请求将个人信息转移至其指定的个人信息处理者，符合国家网信"
               "部门规定条件的，个人信息处理者应当提供转移的途径。")
-    article = Article(id="45", title="第四十五条", law="个人信息保护法", article=45, article_cn="第四十五条", text=art_45)
+    article = statute(45, art_45)
     deciding = by_text(art_45, "应当及时提供")
     copy = conditions(article, deciding, "我在跑步App上记了三年运动数据，想整份复制下来，能要求平台给我一份吗？")
     assert [c.quote for c in copy] == ["个人有权向个人信息处理者查阅、复制其个人信息；有本法第十八条第一款、第三十五条规定情形的除外。"]
@@ -810,12 +815,11 @@ def test_may_they_do_it_at_will_is_answered_no_where_the_law_sets_terms(article,
 
 
 def test_asked_the_sanction_the_answer_lists_its_other_grades():
-    from agentic_rag.retrieval.types import Article
     from agentic_rag.stages.answer.deciding import conditions
     art_66 = ("违反本法规定处理个人信息，或者处理个人信息未履行本法规定的个人信息保护义务的，由履行个人信息保护职责的部门"
               "责令改正，给予警告，没收违法所得；拒不改正的，并处一百万元以下罚款。有前款规定的违法行为，情节严重的，"
               "由省级以上履行个人信息保护职责的部门责令改正，没收违法所得，并处五千万元以下罚款。")
-    article = Article(id="66", title="第六十六条", law="个人信息保护法", article=66, article_cn="第六十六条", text=art_66)
+    article = statute(66, art_66)
     deciding = by_text(art_66, "拒不改正")
     listed = " ".join(c.quote for c in conditions(article, deciding, "违反了会被罚吗？"))
     assert "情节严重" in listed and "给予警告" in deciding.quote  # the quoted sentence carries the first grade

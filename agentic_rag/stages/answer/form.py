@@ -58,7 +58,8 @@ def segments(plans: list[AskPlan], one_law: bool, articles: list[Article]) -> li
     out: list[str | int] = []
     for i, plan in enumerate(plans):
         head = prompt.ASK.format(n=i + 1, question=plan.question) if len(plans) > 1 else ""
-        opening = prompt.EXPLAIN if plan.label == "说明" else prompt.CONCLUSION.format(label=shown_label(plan.question, plan.label))
+        shown = shown_label(plan.question, plan.label)
+        opening = prompt.EXPLAIN if plan.label == "说明" else prompt.CONCLUSION.format(label=shown)
         out += [("\n\n" if i else "") + head + opening, i]
         if text := reason(plan, one_law):
             out.append("\n\n" + text)

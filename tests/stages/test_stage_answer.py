@@ -419,6 +419,11 @@ def test_a_childs_age_not_given_is_said_to_decide_without_the_model(fake_setting
         assert text.startswith("**结论**：视情况。取决于孩子是否不满十四周岁")
         if streaming:
             assert "".join(e.content.parts[0].text for e in events if e.partial) == text
+    # an age past the bracket: the rule's other cases (the kind of information) are said to still apply
+    _, final, _ = answer(embedded, model=model, path="pass", question="我家孩子16岁了，他的信息算敏感个人信息吗？",
+                         numbers=(28,), relevant=(28,))
+    assert FINAL_ANSWER.get(final).startswith("**结论**：不属于。下面引用的条文中与年龄有关的只是不满十四周岁的情形") \
+        and not model.prompts
 
 
 def test_another_model_or_the_setting_off_keeps_the_rules_it_depends(fake_settings):

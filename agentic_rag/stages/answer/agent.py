@@ -64,7 +64,7 @@ from ..base import SYSTEM, LlmStage
 from ..evidence import label, prompt_articles, shared_prefix
 from . import form, polarity, prompt
 from .citations import Evidence, check, note
-from .conclusion import CONSENT_UNANSWERED, age_limit, asks_penalty, decide, fact_unstated
+from .conclusion import AGE_OVER, CONSENT_UNANSWERED, age_limit, asks_penalty, decide, fact_unstated, rule_marker
 from .deciding import Embed, deciding_clause, embedder_similarity, governing_order, is_remedy, rank_clauses
 from .stream import VerifiedStream
 from .support import NOTHING, REPEATED, judge_sentence, repeats_quote, says_nothing, support_model
@@ -109,11 +109,14 @@ def evidence_of(state) -> Evidence:
 
 def fixed_sentence(plan: form.AskPlan) -> str | None:
     """What the code says after the label where a model's sentence could only guess: the clause is silent on the
-    consent asked about, or the child's age the rule turns on is not given."""
+    consent asked about, the child's age the rule turns on is not given, or the age given is past the rule's
+    bracket (「不属于。」 alone would hide that the rule's other cases — the kind of information — still apply)."""
     if plan.rule == CONSENT_UNANSWERED:
         return prompt.SILENT_ON_CONSENT
-    limit = age_limit(plan.clause.full) if plan.clause and fact_unstated(plan.rule) else None
-    return prompt.AGE_DECIDES.format(limit=limit) if limit else None
+    limit = age_limit(plan.clause.full) if plan.clause else None
+    if limit and fact_unstated(plan.rule):
+        return prompt.AGE_DECIDES.format(limit=limit)
+    return prompt.AGE_OVER.format(limit=limit) if limit and rule_marker(plan.rule) == AGE_OVER else None
 
 
 def sanctions(state, articles: list[Article], given: list[Article]) -> list[Article]:

@@ -118,11 +118,17 @@ def is_topic(text: str) -> bool:
 # The rule for a duty that does not speak to the consent asked about (`unanswered_consent`): its 视情况 stands.
 CONSENT_UNANSWERED = "need/consent_unanswered"
 AGE_UNSTATED = "age"  # the rule's marker (「need/age/none」): the child's age, which the question does not give, decides
+AGE_OVER = "age_over"  # … the age the question gives is at or above the rule's bracket: the rule is not its case
+
+
+def rule_marker(rule: str) -> str:
+    """The reading that decided a label (「need/age/none」 → 「age」)."""
+    return rule.split("/")[1] if rule.count("/") >= 2 else ""
 
 
 def fact_unstated(rule: str) -> bool:
     """The 视情况 waits on a fact the question does not give: no model reading of the question can decide it."""
-    return rule == CONSENT_UNANSWERED or rule.split("/")[1:2] == [AGE_UNSTATED]
+    return rule == CONSENT_UNANSWERED or rule_marker(rule) == AGE_UNSTATED
 
 
 @dataclass(frozen=True)
@@ -194,7 +200,7 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
     if falls_short(question, clause):  # 失联三年 against 下落不明满四年: the rule's case is not the question's
         return Decision(OPPOSITE.get(label, label), f"{kind}/short/{mod}")
     if _age_excludes(question, clause):  # 「十六岁孩子的信息算敏感信息吗」 against 不满十四周岁: not the rule's case
-        return Decision(OPPOSITE.get(label, label), f"{kind}/age_over/{mod}")
+        return Decision(OPPOSITE.get(label, label), f"{kind}/{AGE_OVER}/{mod}")
     if age_unstated(question, clause) and label != "视情况":
         return Decision("视情况", f"{kind}/{AGE_UNSTATED}/{mod}")  # 「未成年人的信息算敏感信息吗」: only 不满十四周岁 ones are
     return Decision(label, f"{kind}/{mod}")

@@ -246,11 +246,11 @@ def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> L
 
 
 def _permission(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
-    if mod == "prohibit" or _AT_WILL.search(final_clause(question)) and conditioned(mod, clause, question):
+    asking = final_clause(question)
+    if mod == "prohibit" or _AT_WILL.search(asking) and conditioned(mod, clause, asking):
         return "不可以"  # 「App可以随便读我手机通讯录吗」 against 第十三条: only on a ground the law states, not at will
     if mod == "exempt":
         return "视情况" if rebuttable(clause) else "可以"  # 「管理人能够证明已经采取足够安全措施…的，可以…不承担责任」
-    asking = final_clause(question)
     if mod == "permit" and _REFUSAL.search(asking):
         return "视情况"  # 「我们能拒绝检查吗」 against 「部门可以实施现场检查」: the permission is the other side's
     if mod == "permit" and precondition_skipped(question, clause):
@@ -298,14 +298,17 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
     return "视情况"
 
 
-def conditioned(mod: str, clause: Clause, question: str) -> bool:
+def conditioned(mod: str, clause: Clause, asking: str) -> bool:
     """The clause lets the other side act only on terms: a duty it must meet, or a permission or exemption tied to a
     list of grounds, a case (…的), consent or an exception. Such a rule never lets it act at will. Not the asker's own
-    act (「我能随便…吗」), nor a permission granted to the asker's side (「消费者能随便退货吗」 against their own right)."""
+    act (「我能随便…吗」, in the asking clause `asking`), nor a permission granted to the asker's side (「消费者能随便
+    退货吗」 against their own right)."""
+    if own_act(asking):
+        return False
     if mod == "oblige":
-        return not own_act(final_clause(question))
+        return True
     before = _before_permit(clause.full) or [""]
-    if own_act(final_clause(question)) or _ASKER_SIDE.match(grantee(clause.full)) or _ASKER_SIDE.match(before[-1]):
+    if _ASKER_SIDE.match(grantee(clause.full)) or _ASKER_SIDE.match(before[-1]):
         return False
     return mod in ("permit", "exempt") and bool(
         clause.lead or "方可" in clause.full or _CROSS_REFERENCE.search(clause.full) or

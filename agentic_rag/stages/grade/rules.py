@@ -16,6 +16,13 @@ from ..answer.conclusion import asks_penalty
 _AT_LARGE = re.compile(r"^违反本法规定[^，。；]*(，或者[^，。；]*本法规定[^，。；]*)?的，")
 
 
+def passed(threshold: int, source: GradeSource, reason: str, relevant: list[str]) -> Quality:
+    """A PASS a rule is sure of: full marks, `reason` for every dimension."""
+    return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0), reasons=dict.fromkeys(DIMENSIONS, reason), total=40.0,
+                   threshold=threshold, passed=True, verdict="pass", source=source, relevant=relevant,
+                   action="correct")
+
+
 def failed(threshold: int, verdict: Verdict, source: GradeSource, error: str) -> Quality:
     return Quality(scores={d: 0.0 for d in DIMENSIONS}, total=0.0, threshold=threshold, passed=False,
                    verdict=verdict, source=source, error=error, action="incorrect")
@@ -43,10 +50,8 @@ def rule_verdict(question: str, retrieval: Retrieval, threshold: int, min_vector
                       "知识库中没有" + "、".join(article_cn(n) for n in retrieval.absent))
     looked_up = {a.article for a in retrieval.articles if a.pinned}
     if pure and set(retrieval.refs) <= looked_up:
-        return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0),
-                       reasons=dict.fromkeys(DIMENSIONS, "问题即为查询该条文，已直接命中"),
-                       total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:exact_lookup",
-                       relevant=[a.id for a in retrieval.articles if a.pinned], action="correct")
+        return passed(threshold, "rule:exact_lookup", "问题即为查询该条文，已直接命中",
+                      [a.id for a in retrieval.articles if a.pinned])
     return None
 
 
@@ -56,9 +61,7 @@ def confirmed_verdict(retrieval: Retrieval, threshold: int) -> Quality | None:
     chosen = [a.id for a in retrieval.articles if a.search_type == "confirmed"]
     if not chosen:
         return None
-    return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0), reasons=dict.fromkeys(DIMENSIONS, "用户确认了适用的条文"),
-                   total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:confirmed",
-                   relevant=chosen, action="correct")
+    return passed(threshold, "rule:confirmed", "用户确认了适用的条文", chosen)
 
 
 def sanction_verdict(question: str, retrieval: Retrieval, previous: list[tuple[str, int]],
@@ -76,6 +79,4 @@ def sanction_verdict(question: str, retrieval: Retrieval, previous: list[tuple[s
     if not chosen:
         return None
     breached = [a for a in retrieval.articles if a.key in previous]
-    return Quality(scores=dict.fromkeys(DIMENSIONS, 10.0), reasons=dict.fromkeys(DIMENSIONS, "追问上一轮条文的法律责任"),
-                   total=40.0, threshold=threshold, passed=True, verdict="pass", source="rule:sanction_follow_up",
-                   relevant=[a.id for a in chosen + breached], action="correct")
+    return passed(threshold, "rule:sanction_follow_up", "追问上一轮条文的法律责任", [a.id for a in chosen + breached])

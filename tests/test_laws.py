@@ -19,6 +19,7 @@ LABOUR, CONSUMER, PIPL, CIVIL = ("中华人民共和国劳动合同法", "中华
 
 @pytest.mark.parametrize("named, law", [("劳动合同法", LABOUR), ("消法", CONSUMER), ("个保法", PIPL),
                                         ("《中华人民共和国民法典》", CIVIL), ("请给出个人信息保护法", PIPL),
+                                        ("PIPL", PIPL), ("pipl", PIPL), ("CSL", None),  # the 网络安全法: not here
                                         ("劳动法", None), ("刑法", None), ("消防法", None), ("本法", None)])
 def test_law_names_resolve_to_knowledge_base_laws_or_to_none(named, law):
     assert resolve(named, KB) == law
@@ -31,6 +32,8 @@ def test_another_national_law_is_recognised_as_such():
 def test_laws_named_anywhere_in_a_question():
     assert laws_named("民法典和个保法对个人信息的定义一样吗", KB) == [CIVIL, PIPL]
     assert laws_named("公司违法辞退我怎么办", KB) == []
+    assert laws_named("PIPL和民法典对个人信息的定义一样吗", KB) == [PIPL, CIVIL]
+    assert laws_named("APP和SDK收集信息", KB) == []  # Latin words that are no law's alias
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,9 @@ def test_the_manifest_lists_the_laws_and_unknown_titles_are_refused(multilaw, tm
 
 @pytest.mark.parametrize("question, law, article", [("劳动合同法第十九条是什么", LABOUR, 19), ("消法第55条", CONSUMER, 55),
                                                     ("个保法第31条怎么规定", PIPL, 31),
-                                                    ("民法典第一千零三十二条讲了什么", CIVIL, 1032)])
+                                                    ("民法典第一千零三十二条讲了什么", CIVIL, 1032),
+                                                    ("PIPL第31条讲的啥", PIPL, 31),  # an English abbreviation
+                                                    ("What does article 31 of the PIPL say?", PIPL, 31)])
 def test_exact_lookup_across_laws(multilaw, question, law, article):
     first = multilaw.retrieve(question).articles[0]
     assert (first.law, first.article) == (law, article) and first.pinned

@@ -129,7 +129,9 @@ def test_law_matches_other_law():
     ("个保法第24条", True),
     ("请问个人信息保护法第二十八条的原文", True),
     ("第28条讲了什么", True),
-    ("个保法第二十一条是关于什么的", True),  # the answers set's ans-pipl-070, in a user's words
+    ("个保法第二十一条是关于什么的", True),
+    ("PIPL第二十一条是关于什么的", True), ("pipl 第47条讲的啥", True),  # ans-pipl-070: its English abbreviation
+    ("APIPL第5条讲的啥", False),  # Latin letters that are no law's alias are words of the question
     ("个保法第十三条第一款第二项说的是什么", True),  # a paragraph and an item are part of the reference
     ("第13条第1款第2项", True),
     ("第十条和第十三条分别说了什么？", True),
@@ -140,6 +142,7 @@ def test_law_matches_other_law():
     ("公司把我的手机号卖给别人合法吗？", False),
     ("请问是什么？", False),  # no reference at all is no lookup
     ("What does article 47 say?", True), ("Show me Article 13 and article 14", True),
+    ("What does PIPL article 13 say?", True), ("What does article 13 of the PIPL say?", True),
     ("Can an app read my contacts under article 13?", False),
 ])
 def test_is_pure_lookup(query, expected):

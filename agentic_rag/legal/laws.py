@@ -7,11 +7,11 @@ knowledge-base law counts (个信法 ⊑ 个人信息保护法).
 """
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from importlib import resources
 
+from .aliases import alias_key, aliases, latin_alias_pattern
 from .refs import law_matches
 
 PREFIX = "中华人民共和国"
@@ -19,12 +19,6 @@ PREFIX = "中华人民共和国"
 
 def short(title: str) -> str:
     return title.strip().strip("《》").removeprefix(PREFIX)
-
-
-@lru_cache(maxsize=1)
-def aliases() -> dict[str, str]:
-    text = (resources.files("agentic_rag") / "resources" / "law_aliases.json").read_text(encoding="utf-8")
-    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
 
 
 @lru_cache(maxsize=1)
@@ -36,7 +30,7 @@ def national_titles() -> dict[str, str]:
 
 def national_title(named: str) -> str | None:
     """The full title of the national law a name denotes (exact short title or alias), None when unknown."""
-    name = short(named)
+    name = alias_key(short(named))
     for start in range(len(name) - 1):
         suffix = name[start:]
         if suffix in national_titles():
@@ -49,7 +43,7 @@ def national_title(named: str) -> str | None:
 def resolve(named: str, laws: list[str]) -> str | None:
     """The law of `laws` (full titles) that `named` denotes, or None when it denotes another law or none."""
     by_short = {short(law): law for law in laws}
-    name = short(named)
+    name = alias_key(short(named))
     for start in range(len(name) - 1):
         suffix = name[start:]
         if suffix in by_short:
@@ -62,15 +56,15 @@ def resolve(named: str, laws: list[str]) -> str | None:
 
 
 # A law's name as people write it: in book-title marks, or words ending in 法典 / 法 / 条例 (the span may start
-# with other words of the sentence).
-LAW_NAME = re.compile(r"《([^《》]{2,40})》|([\u4e00-\u9fff]{1,30}?(?:法典|法|条例))")
+# with other words of the sentence), or a Latin alias (PIPL).
+LAW_NAME = re.compile(rf"《([^《》]{{2,40}})》|([\u4e00-\u9fff]{{1,30}}?(?:法典|法|条例))|({latin_alias_pattern()})")
 
 
 def laws_named(text: str, laws: list[str]) -> list[str]:
     """The laws of `laws` that `text` names anywhere (劳动合同法里…, 按消法…, 《民法典》…), in order."""
     found: list[str] = []
     for m in LAW_NAME.finditer(text):
-        law = resolve(m.group(1) or m.group(2), laws)
+        law = resolve(m.group(1) or m.group(2) or alias_key(m.group(3)), laws)
         if law and law not in found:
             found.append(law)
     return found

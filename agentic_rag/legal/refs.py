@@ -14,14 +14,17 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .aliases import alias_key, latin_alias_pattern
 from .numerals import CHINESE_NUMERAL_CHARS, cn_to_int
 
 NUMBER = rf"[0-9]{{1,4}}|[{CHINESE_NUMERAL_CHARS}]{{1,8}}"
 _PART = rf"(?:第[ \t]*(?:{NUMBER})|[0-9]{{1,3}})"  # 第一款, 第2项, 2项 (一项 alone is a quantifier: 一项措施)
 # 第二十八条 / 第28条 / 第 28 条 / 个人信息保护法第29条 / 《民法典》第一千零三十四条 / 二十八条 / 28条; a paragraph and
 # item after it (第十三条第一款第二项) belong to the reference, so that a lookup of one is a lookup of its article
+_LATIN_LAW = latin_alias_pattern()  # 「PIPL第47条」: no 法 ends the name
 _REF_RE = re.compile(
-    rf"(?:《(?P<titled>[^《》]{{1,40}})》|(?P<law>(?:(?![第条])[\u4e00-\u9fff]){{1,30}}?(?:法典|法|条例|规定|办法|解释)))?"
+    rf"(?:《(?P<titled>[^《》]{{1,40}})》|(?P<law>(?:(?![第条])[\u4e00-\u9fff]){{1,30}}?(?:法典|法|条例|规定|办法|解释)|"
+    rf"{_LATIN_LAW}))?"
     rf"[ \t]*(?P<di>第)?[ \t]*(?P<num>{NUMBER})[ \t]*条(?:之[一二三四五六七八九十]+)?"
     rf"(?:[ \t]*{_PART}[ \t]*款)?(?:[ \t]*(?P<item>{_PART})[ \t]*项)?"
 )
@@ -46,7 +49,7 @@ def _law_name(m: re.Match) -> str | None:
         return m["titled"].strip() or None
     if not m["law"]:
         return None
-    name = _LEADING.sub("", m["law"])
+    name = alias_key(_LEADING.sub("", m["law"]))
     if len(name) < 2 or _ANAPHORA.match(name) or name.endswith("本法"):
         return None
     return name
@@ -89,14 +92,17 @@ def find_article_refs(text: str) -> list[ArticleRef]:
     return refs
 
 
-# 「Article 47」 / 「art. 47」 in English: read only where a question asks for nothing but articles (`retrieval.analysis`);
-# an English question about a case cannot be concluded by the Chinese label rules, so it is not read as citing one
-_EN_REF_RE = re.compile(r"(?i)\b(?:article|art\.)\s*([0-9]{1,4})\b")
+# 「Article 47」 / 「PIPL article 47」 / 「art. 47 of the PIPL」 in English: read only where a question asks for nothing
+# but articles (`retrieval.analysis`); an English question about a case cannot be concluded by the Chinese label
+# rules, so it is not read as citing one
+_EN_REF_RE = re.compile(rf"(?:(?P<law>{_LATIN_LAW})(?:'s)?\s*)?(?i:\b(?:article|art\.)\s*(?P<num>[0-9]{{1,4}})\b)"
+                        rf"(?:\s+(?i:of\s+(?:the\s+)?)(?P<of>{_LATIN_LAW}))?")
 
 
 def english_refs(text: str) -> list[ArticleRef]:
-    return [ArticleRef(int(m[1]), None, m.group(0), m.start(), m.end(), m.start())
-            for m in _EN_REF_RE.finditer(text) if int(m[1]) > 0]
+    return [ArticleRef(int(m["num"]), alias_key(m["law"] or m["of"]) if m["law"] or m["of"] else None, m.group(0),
+                       m.start(), m.end(), m.start())
+            for m in _EN_REF_RE.finditer(text) if int(m["num"]) > 0]
 
 
 def strip_english_refs(text: str) -> str:

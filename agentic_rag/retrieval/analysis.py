@@ -16,7 +16,7 @@ from .types import QueryType
 # What may surround a bare reference without it being more than a lookup ("第28条是什么内容？").
 _LOOKUP_FILLER = re.compile(
     r"[\s，,。.？?！!：:、《》“”\"'（）()]|中华人民共和国|规定|内容|原文|全文|条文|是什么|说了什么|讲了什么|讲的是|说的是|"
-    r"怎么|如何|什么|哪些|具体|请问|请|查询|查|看看|一下|帮我|告诉我|关于|的|了|吗|呢|是|说|讲|写|法条|法律|"
+    r"怎么|如何|什么|啥|意思|哪些|具体|请问|请|查询|查|看看|一下|帮我|告诉我|关于|的|了|吗|呢|是|说|讲|写|法条|法律|"
     r"和|与|及|分别|各|都|"  # 「第十条和第十三条分别说了什么」: two lookups
     r"(?i:\b(?:what|what's|whats|does|do|is|are|the|say|says|said|show|me|text|content|contents|of|please|tell|"
     r"about|and)\b)"  # 「What does article 47 say?」

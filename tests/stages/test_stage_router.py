@@ -38,6 +38,7 @@ def test_an_outside_topic_with_high_similarity_is_left_to_the_llm():
 
 def test_signals():
     assert other_laws_named("依据《民法典》第一千零三十四条和个保法第十条", PIPL) == ["民法典"]
+    assert other_laws_named("DSL第21条和PIPL第10条", PIPL) == ["DSL"]  # the 数据安全法, by its abbreviation
     assert topics("被公司辞退了还泄露了我的手机号", PIPL).outside == ["劳动用工"]
     assert clauses("孩子的信息能收集吗？另外泄露了怎么赔？") == ["孩子的信息能收集吗？", "另外泄露了怎么赔？"]
     assert clauses("能不能？可以吗？") == ["能不能？可以吗？"]  # too short to stand alone

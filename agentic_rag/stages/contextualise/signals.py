@@ -101,7 +101,8 @@ def law_names(text: str) -> list[str]:
 
 def _exact(name: str) -> str | None:
     """The national title a name denotes when the whole name is a title or an alias (not merely ends with one)."""
-    from ...legal.laws import aliases, national_titles, short
+    from ...legal.aliases import aliases
+    from ...legal.laws import national_titles, short
 
     name = short(name)
     return national_titles().get(name) or aliases().get(name)

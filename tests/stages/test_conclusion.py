@@ -97,7 +97,11 @@ def test_the_case_an_exception_names_is_no_exemption():
     ("什么是个人信息处理者？", "info"), ("什么叫匿名化", "info"), ("自动化决策指的是什么", "info"),
     # a topic is explained (「删除权」 was answered 「可以。」); a story told without a question still asks about the conduct
     ("删除权", "info"), ("敏感个人信息 单独同意", "info"),
-    ("体检中心把我的体检报告直接给了保险公司，保险公司一看我有高血压就拒保了", "permission")])
+    ("体检中心把我的体检报告直接给了保险公司，保险公司一看我有高血压就拒保了", "permission"),
+    # 「要通知我吗」 asks a duty (it was answered 「可以。」 from 第五十七条's 应当…通知); who is in charge and what a role
+    # does are explained (they were answered 「视情况。」)
+    ("个人信息泄露了，公司要通知我吗？", "need"), ("公司要经过我同意吗？", "need"), ("我要告诉他们吗？", "permission"),
+    ("谁负责个人信息保护的监管？", "info"), ("个人信息保护负责人是干什么的？", "info")])
 def test_what_the_question_asks(question, kind):
     assert ask_kind(question) == kind
 

@@ -101,7 +101,8 @@ def test_the_case_an_exception_names_is_no_exemption():
     # 「要通知我吗」 asks a duty (it was answered 「可以。」 from 第五十七条's 应当…通知); who is in charge and what a role
     # does are explained (they were answered 「视情况。」)
     ("个人信息泄露了，公司要通知我吗？", "need"), ("公司要经过我同意吗？", "need"), ("我要告诉他们吗？", "permission"),
-    ("谁负责个人信息保护的监管？", "info"), ("个人信息保护负责人是干什么的？", "info")])
+    ("谁负责个人信息保护的监管？", "info"), ("个人信息保护负责人是干什么的？", "info"),
+    ("民法典里隐私是怎么定义的？", "info")])
 def test_what_the_question_asks(question, kind):
     assert ask_kind(question) == kind
 
@@ -231,6 +232,9 @@ SCHOOL = "幼儿园应当承担侵权责任；但是，能够证明尽到教育�
     (MISSING, "满四年", "我老公失联三个月了，我能去法院申请宣告他死亡吗？", "不可以"),
     (MISSING, "满四年", "我老公失联五年了，音讯全无，我能去法院申请宣告他死亡吗？", "可以"),
     (MISSING, "满四年", "我老公失联很久了，我能去法院申请宣告他死亡吗？", "可以"),
+    # 不满一年 bounds the rule's case from above: three months is inside it, not short of it (「能要双倍工资吗」 was 不可以)
+    ("用人单位自用工之日起超过一个月不满一年未与劳动者订立书面劳动合同的，应当向劳动者每月支付二倍的工资。", "",
+     "上一问题：在奶茶店打工三个月了还没签合同；追问：那我能要双倍工资吗？", "可以"),
     # a duty asked whether it may be left undone, unless its sentence excepts a case
     (PROVIDE, "", "市场监管局依法来调我网店的交易数据，我能拒绝不给吗？", "不可以"),
     ("当事人迟延履行后发生不可抗力的，不免除其违约责任。", "", "卖家拖着没发货，后来仓库被水淹了，他说是天灾不用赔，他真可以不赔吗？", "不可以"),

@@ -244,6 +244,14 @@ def test_duties_withheld_or_evaded_and_times_not_reached(article, fragment, ques
     assert decide(question, by_text(article, fragment)).label == label
 
 
+@pytest.mark.parametrize("question, label", [
+    ("借钱没写利息，能要利息吗？", "不可以"), ("借钱没写利息，我需要付利息吗？", "不需要"),  # it was 视情况
+    ("借钱没写利息，能要回本金吗？", "视情况"),  # the deeming is of the interest, not of what is asked
+])
+def test_what_the_law_deems_absent_cannot_be_claimed(question, label):
+    assert decide(question, by_text("借款合同对支付利息没有约定的，视为没有利息。", "")).label == label
+
+
 INSTALMENT = ("分期付款的买受人未支付到期价款的数额达到全部价款的五分之一，经催告后在合理期限内仍未支付到期价款的，出卖人可以"
                "请求买受人支付全部价款或者解除合同。")
 AGREED = "用人单位与劳动者协商一致，可以订立固定期限劳动合同。"

@@ -205,7 +205,16 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
         return Decision(OPPOSITE.get(label, label), f"{kind}/{AGE_OVER}/{mod}")
     if age_unstated(question, clause) and label != "视情况":
         return Decision("视情况", f"{kind}/{AGE_UNSTATED}/{mod}")  # 「未成年人的信息算敏感信息吗」: only 不满十四周岁 ones are
+    if label == "视情况" and mod == "none" and deems_absent(question, clause):
+        return Decision("不需要" if kind == "need" else "不可以", f"{kind}/deemed/{mod}")
     return Decision(label, f"{kind}/{mod}")
+
+
+def deems_absent(question: str, clause: Clause) -> bool:
+    """The clause deems absent what the question asks for: 「借钱没写利息，能要利息吗」 against 「…没有约定的，视为没有
+    利息」 (likewise 视为无偿保管, 视为不同意)."""
+    asked = hanzi_bigrams(final_clause(question))
+    return any(hanzi_bigrams(m.group(1)) & asked for m in _DEEMED_ABSENT.finditer(clause.text))
 
 
 def unanswered_consent(question: str, clause: Clause) -> bool:
@@ -561,6 +570,7 @@ _REFUSAL = re.compile(r"拒绝|不配合|挡回")
 _EVADE = re.compile(r"拒绝|不配合|(可以|能)不(?!能)|(可以|能)[^，。？不]{1,8}不(?=赔|给|付|退|还|发|管)|"
                     r"不用(?![^，。？]*(同意|告诉|通知))")  # 他们能先交罚款不赔我吗
 _DEFINITION = re.compile(r"是指|是以|包括|属于")
+_DEEMED_ABSENT = re.compile(r"视为(?:没有|无偿?|不)([^，。；、]{1,8})")
 # The question says a step was skipped, done without asking, or folded into a general agreement.
 _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告知|通知|说明|问过?|经过?|征得|取得|同意|提醒|签|给)|"
                        r"查不到|找不到|从没|从未|自己.{0,12}(点|同意|勾)|偷偷|擅自|私自|悄悄|默认勾选|"

@@ -135,6 +135,8 @@ class ContextualiseStage(LlmStage):
                 return Contextualised(question=message, kind="vague", reason=why), "", None
             reason = "新问题，不再等待上一轮的补充" if pending is not None else "首轮问题"
             return Contextualised(question=message, kind="first", reason=reason), "", None
+        if (looked_up := signals.lookup(message)) is not None:
+            return self._lookup(looked_up, turns[-1].law)
         reading = signals.reading(message)
         if not reading.follow_up:
             return Contextualised(question=message, kind="self_contained", reason=reading.reason), "", None
@@ -147,6 +149,17 @@ class ContextualiseStage(LlmStage):
         own = clip(message, self.settings.max_query_chars) if context.search is None else None
         return context.model_copy(update={"history_articles": list(last.cited), "focus_laws": focus,
                                           "own_words": own}), raw, line
+
+    @staticmethod
+    def _lookup(looked_up: str, law: str | None) -> tuple[Contextualised, str, str | None]:
+        """An article asked for by number after a turn on a law (「那第四十五条呢？」): of that law unless the message
+        names one. Read with the previous question (「上一问题：…第四十四条…；追问：…」) it was answered from the
+        previous question's article."""
+        if signals.names_law(looked_up) or not law:
+            return Contextualised(question=looked_up, kind="self_contained", reason="按条文编号查询"), "", None
+        question = short(law) + looked_up
+        context = Contextualised(question=question, kind="follow_up", source="rule", reason="按条文编号查询上文所涉法律")
+        return context, "", prompt.UNDERSTOOD.format(question=question)
 
     def _reads_embedder(self, message: str, conversation: Conversation) -> bool:
         """A short first message is judged by the opener model over the knowledge base's embedder, so the knowledge

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from ...legal.laws import LAW_NAME, national_title
 from ...legal.refs import find_article_refs
-from ...retrieval.analysis import analyze_query
+from ...retrieval.analysis import analyze_query, is_pure_lookup
 from ...retrieval.tokenizer import default_legal_terms
 from ..router.signals import is_chitchat
 
@@ -154,6 +154,14 @@ def reading(message: str) -> Reading:
     if _ELLIPSIS_END.search(message) and chars < 2 * SHORT_CHARS:
         return Reading(True, "以「呢」省略了上文")
     return Reading(False, "问题自身完整")
+
+
+def lookup(message: str) -> str | None:
+    """The message as an article lookup without its opening connective (「那第四十五条呢？」 → 「第四十五条呢？」), or None
+    when it asks more than articles."""
+    m = _OPENING.match(message)
+    rest = message[m.end():].strip() if m else message.strip()
+    return rest if is_pure_lookup(rest) else None
 
 
 def asks_on_its_own(message: str) -> bool:

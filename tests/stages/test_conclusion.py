@@ -101,6 +101,7 @@ def test_the_case_an_exception_names_is_no_exemption():
     # 「要通知我吗」 asks a duty (it was answered 「可以。」 from 第五十七条's 应当…通知); who is in charge and what a role
     # does are explained (they were answered 「视情况。」)
     ("个人信息泄露了，公司要通知我吗？", "need"), ("公司要经过我同意吗？", "need"), ("我要告诉他们吗？", "permission"),
+    ("公司数据泄露后要向监管部门报告吗？", "need"),
     ("谁负责个人信息保护的监管？", "info"), ("个人信息保护负责人是干什么的？", "info"),
     ("民法典里隐私是怎么定义的？", "info")])
 def test_what_the_question_asks(question, kind):

@@ -32,6 +32,7 @@ from pydantic import ConfigDict, PrivateAttr
 from . import conversation
 from .config import Settings, get_settings
 from .knowledge.index import IndexError_
+from .legal.refs import spell_out_refs
 from .retrieval.retriever import LocalRetriever, QueryError, get_retriever, validate_query
 from .retry_policy import attempt_budget, first_plan, next_plan, stop_reason
 from .safety.guard import parse_marker
@@ -312,7 +313,7 @@ class ConditionalWorkflowAgent(BaseAgent):
         if marker:
             return None, f"问题过长（{marker[0]} 字，上限 {marker[1]} 字）：请精简后再问。"
         try:
-            return validate_query(text, self._settings.max_query_chars), None
+            return spell_out_refs(validate_query(text, self._settings.max_query_chars)), None
         except QueryError as e:
             return None, str(e)
 

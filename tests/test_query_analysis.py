@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from agentic_rag.legal.numerals import article_cn, cn_to_int, int_to_cn
-from agentic_rag.legal.refs import find_article_refs, law_matches
+from agentic_rag.legal.refs import find_article_refs, law_matches, spell_out_refs
 from agentic_rag.retrieval.analysis import analyze_query, is_pure_lookup
 from agentic_rag.retrieval.tokenizer import LegalTokenizer
 
@@ -158,3 +158,16 @@ def test_is_pure_lookup(query, expected):
 def test_an_english_question_that_only_asks_for_articles_is_a_lookup(query, articles):
     analysis = analyze_query(query)
     assert analysis.articles == articles and analysis.type == ("exact" if articles else "semantic")
+
+
+@pytest.mark.parametrize("text, spelled", [
+    ("第47、48条是什么", "第47条、第48条是什么"), ("个保法第47、48、49条", "个保法第47条、第48条、第49条"),
+    ("第47至49条", "第47条、第48条、第49条"), ("第四十七条到第四十九条讲了什么", "第四十七条、第四十八条、第四十九条讲了什么"),
+    ("第1至74条", "第1条、第74条"),  # a long range is read as its two ends
+    ("第４７条", "第47条"), ("第四十七條是什麼", "第四十七条是什么"),
+    # unchanged: a reference already written out, an item list, words that only look like a list or a range
+    ("第47条、第48条", "第47条、第48条"), ("第十三条第三、四项", "第十三条第三、四项"), ("第十条至今没变", "第十条至今没变"),
+    ("他第一次和第二次都没给", "他第一次和第二次都没给"),
+])
+def test_lists_and_ranges_of_articles_are_written_out_one_by_one(text, spelled):
+    assert spell_out_refs(text) == spelled

@@ -8,6 +8,7 @@ index; the retry loop (best attempt kept, no-progress stop, loop switched off); 
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -211,6 +212,19 @@ def test_two_articles_asked_together_are_both_looked_up(settings, factory):
     answer = FINAL_ANSWER.get(state)
     assert QUALITY.get(state).source == "rule:exact_lookup" and "**第十条**" in answer and "**第十三条**" in answer
     assert LLM_CALLS.get(state) == 0
+
+
+@pytest.mark.parametrize("question, shown", [
+    ("第10、13条是什么？", ["第十条", "第十三条"]), ("第十条至第十三条讲了什么", ["第十条", "第十一条", "第十二条", "第十三条"]),
+    ("第４７条是什么", ["第四十七条"]), ("第四十七條是什麼？", ["第四十七条"]),  # full-width digits; Traditional 條 / 麼
+])
+def test_articles_written_as_a_list_a_range_or_in_other_scripts_are_looked_up(settings, factory, question, shown):
+    install({"rewriter": AssertionError("no rewrite"), "evaluator": AssertionError("no grading"),
+             "answer": AssertionError("the articles themselves are the answer")})
+    state, _ = run(settings, factory, question)
+    answer = FINAL_ANSWER.get(state)
+    assert QUALITY.get(state).source == "rule:exact_lookup" and LLM_CALLS.get(state) == 0
+    assert [a for a in re.findall(r"\*\*(第[^*]+条)\*\*", answer)] == shown
 
 
 def test_an_article_the_law_does_not_have_is_said_to_be_absent_without_a_model_or_the_web(settings, factory):

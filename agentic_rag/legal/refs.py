@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .aliases import alias_key, latin_alias_pattern
-from .numerals import CHINESE_NUMERAL_CHARS, cn_to_int
+from .numerals import CHINESE_NUMERAL_CHARS, cn_to_int, int_to_cn
 
 NUMBER = rf"[0-9]{{1,4}}|[{CHINESE_NUMERAL_CHARS}]{{1,8}}"
 _PART = rf"(?:第[ \t]*(?:{NUMBER})|[0-9]{{1,3}})"  # 第一款, 第2项, 2项 (一项 alone is a quantifier: 一项措施)
@@ -133,3 +133,35 @@ def law_matches(named: str, law: str) -> bool:
         if (len(suffix) >= 3 or start == 0) and _is_subsequence(suffix, law):
             return True
     return False
+
+
+# How people write several articles at once: 「第47、48条」, 「第47至49条」, 「第四十七条到第四十九条」. Written out one by one
+# (「第47条、第48条」), every reader of references sees each; a range longer than this is read as its two ends.
+MAX_RANGE = 10
+# 「第４７条」, and 條 / 麼 as Traditional Chinese writes them (「第四十七條是什麼」)
+_READ_AS = str.maketrans("０１２３４５６７８９條麼", "0123456789条么")
+_SEPARATOR = r"[ \t]*(?:、|,|，|和|及|与)[ \t]*第?[ \t]*"
+_RANGE = re.compile(rf"第[ \t]*(?P<a>{NUMBER})[ \t]*条?[ \t]*(?:至|到|-|~|～|—|－)[ \t]*第?[ \t]*(?P<b>{NUMBER})[ \t]*条")
+_LIST = re.compile(rf"第[ \t]*(?P<numbers>(?:{NUMBER})(?:{_SEPARATOR}(?:{NUMBER}))+)[ \t]*条")
+
+
+def _written(n: int, like: str) -> str:
+    return f"第{n}条" if like.isdigit() else f"第{int_to_cn(n)}条"
+
+
+def _range(m: re.Match) -> str:
+    try:
+        a, b = cn_to_int(m["a"]), cn_to_int(m["b"])
+    except ValueError:
+        return m.group(0)
+    if not 0 < a < b:
+        return m.group(0)
+    numbers = range(a, b + 1) if b - a < MAX_RANGE else (a, b)
+    return "、".join(_written(n, m["a"]) for n in numbers)
+
+
+def spell_out_refs(text: str) -> str:
+    """The text with full-width digits, 條 and 麼 read as ASCII digits, 条 and 么, and lists and ranges of articles
+    written one by one."""
+    text = _RANGE.sub(_range, text.translate(_READ_AS))
+    return _LIST.sub(lambda m: "、".join(f"第{n}条" for n in re.split(_SEPARATOR, m["numbers"])), text)

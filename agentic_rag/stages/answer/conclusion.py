@@ -201,9 +201,10 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
         return Decision(OPPOSITE.get(label, label), f"{kind}/exception/{mod}")
     if falls_short(question, clause):  # 失联三年 against 下落不明满四年: the rule's case is not the question's
         return Decision(OPPOSITE.get(label, label), f"{kind}/short/{mod}")
-    if _age_excludes(question, clause):  # 「十六岁孩子的信息算敏感信息吗」 against 不满十四周岁: not the rule's case
+    age = age_case(question, clause)
+    if age == AGE_OVER:  # 「十六岁孩子的信息算敏感信息吗」 against 不满十四周岁: not the rule's case
         return Decision(OPPOSITE.get(label, label), f"{kind}/{AGE_OVER}/{mod}")
-    if age_unstated(question, clause) and label != "视情况":
+    if age == AGE_UNSTATED and label != "视情况":
         return Decision("视情况", f"{kind}/{AGE_UNSTATED}/{mod}")  # 「未成年人的信息算敏感信息吗」: only 不满十四周岁 ones are
     if label == "视情况" and mod == "none" and deems_absent(question, clause):
         return Decision("不需要" if kind == "need" else "不可以", f"{kind}/deemed/{mod}")
@@ -377,7 +378,7 @@ def duty_breached(question: str, clause: Clause, common: frozenset[str] = DRAFTI
     duty = text.split("应当", 1)[-1]
     if asker_bears_duty(clause.sentence or text):
         return False
-    if skipped_step(question, duty) and not _age_excludes(question, clause) and not EXCEPTION.search(clause.sentence):
+    if skipped_step(question, duty) and age_case(question, clause) != AGE_OVER and not EXCEPTION.search(clause.sentence):
         return True  # not where the article excepts the duty (告知将妨碍国家机关履行法定职责的除外): lay words cannot tell
     if not (_OMISSION.search(question) or skipped_duty(question, duty, common)):
         return False
@@ -489,17 +490,15 @@ def own_act(asking: str) -> bool:
     return bool(m) and bool(_ASKER_ONLY.fullmatch(asking[:m.start()]))
 
 
-def age_unstated(question: str, clause: Clause) -> bool:
-    """The clause is for children under an age (不满十四周岁未成年人) and the question asks about children (未成年人,
-    孩子) without saying how old: whether they are under it decides."""
+def age_case(question: str, clause: Clause) -> str | None:
+    """Where the clause is for those under an age (不满十四周岁): AGE_OVER when the question states an age at or above
+    it, AGE_UNSTATED when it asks about children (未成年人, 孩子) without saying how old; else None."""
     limit, age = _ages(question, clause.full)
-    return limit is not None and age is None and bool(_CHILD.search(question)) and not _UNDER_AGE.search(question)
-
-
-def _age_excludes(question: str, clause: Clause) -> bool:
-    """The clause is for those under an age (不满十四周岁) and the question states an age at or above it."""
-    limit, age = _ages(question, clause.full)
-    return limit is not None and age is not None and age >= limit
+    if limit is None:
+        return None
+    if age is not None:
+        return AGE_OVER if age >= limit else None
+    return AGE_UNSTATED if _CHILD.search(question) and not _UNDER_AGE.search(question) else None
 
 
 # An age the question states (「15岁」, 「已经满十四岁」), not a limit it quotes (「不满十四岁的」, 「十四岁以下」)

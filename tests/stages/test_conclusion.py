@@ -103,7 +103,8 @@ def test_the_case_an_exception_names_is_no_exemption():
     ("个人信息泄露了，公司要通知我吗？", "need"), ("公司要经过我同意吗？", "need"), ("我要告诉他们吗？", "permission"),
     ("公司数据泄露后要向监管部门报告吗？", "need"),
     ("谁负责个人信息保护的监管？", "info"), ("个人信息保护负责人是干什么的？", "info"),
-    ("民法典里隐私是怎么定义的？", "info")])
+    ("民法典里隐私是怎么定义的？", "info"), ("向境外提供个人信息要什么条件", "info"),
+    ("个人信息保护法和民法典对个人信息的定义有什么不同？", "info")])
 def test_what_the_question_asks(question, kind):
     assert ask_kind(question) == kind
 

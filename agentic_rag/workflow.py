@@ -105,6 +105,17 @@ def attempt_record(plan: Plan, retrieval: Retrieval, quality: Quality) -> Attemp
                    total=quality.total, passed=quality.passed, source=quality.source, reason=plan.reason)
 
 
+def left_the_law(state, focus: list[str]) -> bool:
+    """A follow-up that names no law, read on its own, passed on articles of none of the laws the conversation is
+    about (「公司一直不跟我签合同」 → 「要赔我多少？」 passed on 民法典第一千一百八十二条, a tort rule): it is not the
+    conversation's question any more."""
+    if not focus:
+        return False
+    relevant = set(QUALITY.get(state).relevant)
+    laws = {a.law for a in RETRIEVAL.get(state).articles if a.id in relevant}
+    return bool(laws) and not laws & set(focus)
+
+
 class ConditionalWorkflowAgent(BaseAgent):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -221,12 +232,14 @@ class ConditionalWorkflowAgent(BaseAgent):
         state = ctx.session.state
         keys = self._reading_keys()
         saved = copy.deepcopy({key: state.get(key) for key in keys})
+        focus = CONTEXT.get(state).focus_laws
         # a new question to every stage (the rewriter would take the first reading's as an attempt to improve on)
         yield self._emit(ctx, {key: None for key in keys & RESETTABLE - {QUESTION.key, CONTEXT.key}})
         yield self.contextualiser.alone(ctx)
         async for event in self._read(ctx):
             yield event
-        if ROUTE.get(state).kind in IN_KB_ROUTES and QUALITY.get(state).act == "correct":
+        if ROUTE.get(state).kind in IN_KB_ROUTES and QUALITY.get(state).act == "correct" \
+                and not left_the_law(state, focus):
             return
         for stage in self._readers():
             yield stage.restore(ctx, saved)

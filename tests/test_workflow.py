@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from agentic_rag.retrieval.types import Retrieval
+from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.state import (
     ATTEMPTS,
     CITATIONS,
@@ -29,8 +29,10 @@ from agentic_rag.state import (
     ROUTE,
     TIMINGS,
     WEB,
+    Quality,
+    merge,
 )
-from agentic_rag.workflow import ConditionalWorkflowAgent
+from agentic_rag.workflow import ConditionalWorkflowAgent, left_the_law
 from tests.fakes.adk import run_agent, texts
 from tests.fakes.fake_llm import FakeLlm, install
 from tests.fakes.serpapi_server import FakeSerpApi
@@ -424,3 +426,21 @@ def test_multi_intent_question_is_retrieved_per_sub_question(settings, factory):
     assert {a.sub_question for a in retrieval.evidence} == {0, 1}
     assert roles() == ["evaluator", "answer"]  # no rewrite: each sub-question is retrieved as asked
     assert "子问题" in FakeLlm.calls[0][1] and route.sub_questions[1] in FakeLlm.calls[-1][1]
+
+
+def _passed_on(*laws: str) -> dict:
+    articles = [Article(id=f"{law}#{i}", title=f"《{law}》第{i}条", law=law, article=i, article_cn=f"第{i}条", text="…")
+                for i, law in enumerate(laws, 1)]
+    quality = Quality(scores={}, total=33.0, threshold=32, passed=True, verdict="pass", source="calibrated",
+                      relevant=[articles[0].id])
+    return merge(RETRIEVAL.delta(Retrieval(query="要赔我多少？", query_type="semantic", matcher="ensemble",
+                                           articles=articles)), QUALITY.delta(quality))
+
+
+def test_a_follow_up_read_on_its_own_does_not_leave_the_conversation_s_law():
+    """「公司一直不跟我签合同」 → 「要赔我多少？」: read on its own it passed on 民法典第一千一百八十二条 (a tort rule), in a
+    conversation about 劳动合同法 that the follow-up never left."""
+    labour, civil = "中华人民共和国劳动合同法", "中华人民共和国民法典"
+    assert left_the_law(_passed_on(civil, labour), [labour])
+    assert not left_the_law(_passed_on(labour, civil), [labour])
+    assert not left_the_law(_passed_on(civil), [])  # no law to keep to (one law, or it named its own)

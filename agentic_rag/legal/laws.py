@@ -64,7 +64,7 @@ def laws_named(text: str, laws: list[str]) -> list[str]:
     """The laws of `laws` that `text` names anywhere (劳动合同法里…, 按消法…, 《民法典》…), in order."""
     found: list[str] = []
     for m in LAW_NAME.finditer(text):
-        law = resolve(m.group(1) or m.group(2) or alias_key(m.group(3)), laws)
+        law = resolve(m.group(1) or m.group(2) or m.group(3), laws)
         if law and law not in found:
             found.append(law)
     return found

@@ -44,8 +44,8 @@ _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
                          r"(也|还)(能|可以)(举报|投诉|起诉|索赔|要求)")),
     ("info", re.compile(r"是什么|有哪些|哪些|多少|多久|几天|多长|几倍|什么时候|规定了什么|什么意思|"
                         r"什么是|什么叫|何为|何谓|啥是|啥叫|是指什么|指的是什么|"  # what a term means
-                        r"谁(来)?(负责|管|监管|监督)|由谁|归谁|(干|做)(什么|啥|嘛)的|怎么定义|定义是|"
-                        r"(什么|哪些|何)(条件|不同|区别)|区别是")),  # what it takes; how two rules differ  # who is in charge, what one does
+                        r"谁(来)?(负责|管|监管|监督)|由谁|归谁|(干|做)(什么|啥|嘛)的|怎么定义|定义是|"  # who is in charge
+                        r"(什么|哪些|何)(条件|不同|区别)|区别是")),  # what it takes; how two rules differ
     ("permission", re.compile(r"合法|违法|可以.{0,16}吗|行吗|能.{0,16}吗|合规|对吗|允许|有权这么|算不算|违规|侵权|这样.{0,4}(可以|行|对)")),
 )
 

@@ -547,15 +547,17 @@ def test_an_article_number_asked_alone_lists_every_law_s_and_a_follow_up_number_
     assert [(a.law, a.article) for a in RETRIEVAL.get(second["state"]).articles if a.pinned] == [(LABOUR, 10)]
 
 
-@pytest.mark.parametrize("message, question", [("那第四十五条呢？", "个人信息保护法第四十五条呢？"),
-                                               ("第四十五条是什么？", "个人信息保护法第四十五条是什么？")])
+@pytest.mark.parametrize("message, question, kind", [
+    ("那第四十五条呢？", "个人信息保护法第四十五条呢？", "follow_up"), ("第四十五条是什么？", "个人信息保护法第四十五条是什么？", "follow_up"),
+    ("那pipl第45条呢？", "pipl第45条呢？", "self_contained"),  # it names its law, in lower case
+])
 def test_an_article_asked_for_after_another_is_looked_up_not_read_with_the_previous_question(
-        settings, fake_retriever, message, question):
+        settings, fake_retriever, message, question, kind):
     install(SCRIPT)
     app = make_app(settings, fake_retriever)
     _, second = chat(app, "个人信息保护法第四十四条是什么", message)
     # read as 「上一问题：…第四十四条是什么；追问：那第四十五条呢？」 it was graded, and answered from 第四十四条
-    assert QUESTION.get(second["state"]) == question and CONTEXT.get(second["state"]).kind == "follow_up"
+    assert QUESTION.get(second["state"]) == question and CONTEXT.get(second["state"]).kind == kind
     shown = FINAL_ANSWER.get(second["state"])
     assert "**第四十五条**：个人有权向个人信息处理者查阅" in shown and "第四十四条" not in shown
     assert not calls("evaluator") and not calls("contextualiser")

@@ -101,10 +101,10 @@ def law_names(text: str) -> list[str]:
 
 def _exact(name: str) -> str | None:
     """The national title a name denotes when the whole name is a title or an alias (not merely ends with one)."""
-    from ...legal.aliases import aliases
+    from ...legal.aliases import alias_key, aliases
     from ...legal.laws import national_titles, short
 
-    name = short(name)
+    name = alias_key(short(name))
     return national_titles().get(name) or aliases().get(name)
 
 

@@ -142,5 +142,10 @@ def clauses(text: str) -> list[Clause]:
     return out
 
 
+def holds_a_list(text: str) -> bool:
+    """The text enumerates (（一）…（二）…): a list quoted whole."""
+    return len(_ITEM.findall(text)) >= 2
+
+
 def imposes_penalty(text: str) -> bool:
     return bool(_PENALTY.search(text))

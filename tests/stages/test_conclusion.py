@@ -104,7 +104,11 @@ def test_the_case_an_exception_names_is_no_exemption():
     ("公司数据泄露后要向监管部门报告吗？", "need"),
     ("谁负责个人信息保护的监管？", "info"), ("个人信息保护负责人是干什么的？", "info"),
     ("民法典里隐私是怎么定义的？", "info"), ("向境外提供个人信息要什么条件", "info"),
-    ("个人信息保护法和民法典对个人信息的定义有什么不同？", "info")])
+    ("个人信息保护法和民法典对个人信息的定义有什么不同？", "info"),
+    # a number asked for is explained (「竞业限制最长能约定几年？」 was 「不可以。」), not 「这几天能…吗」; the asker claiming
+    # what is owed is a right (「我辞职能要经济补偿吗」 was a permission, answered 「不可以。」), not the other side's claim
+    ("竞业限制最长能约定几年？", "info"), ("公司这几天能让我加班吗？", "permission"),
+    ("公司不给我交社保，我辞职能要经济补偿吗？", "right"), ("公司能要我赔偿吗？", "permission")])
 def test_what_the_question_asks(question, kind):
     assert ask_kind(question) == kind
 
@@ -241,6 +245,9 @@ SCHOOL = "幼儿园应当承担侵权责任；但是，能够证明尽到教育�
     (PROVIDE, "", "市场监管局依法来调我网店的交易数据，我能拒绝不给吗？", "不可以"),
     ("当事人迟延履行后发生不可抗力的，不免除其违约责任。", "", "卖家拖着没发货，后来仓库被水淹了，他说是天灾不用赔，他真可以不赔吗？", "不可以"),
     (SCHOOL, "", "孩子在幼儿园摔伤了，幼儿园说老师一直看着，幼儿园真的可以不赔吗？", "视情况"),
+    # … but not a duty to let the asker refuse: refusing is what it gives (「我能拒绝吗」 was 「不可以。」)
+    ("通过自动化决策方式向个人进行信息推送、商业营销，应当同时提供不针对其个人特征的选项，或者向个人提供便捷的拒绝方式。",
+     "", "商家用我的消费记录给我推送广告，我能拒绝吗？", "可以"),
 ])
 def test_duties_withheld_or_evaded_and_times_not_reached(article, fragment, question, label):
     assert decide(question, by_text(article, fragment)).label == label
@@ -878,3 +885,39 @@ def test_a_question_whether_something_is_of_a_kind_is_answered_it_is_or_is_not(q
     assert shown_label(question, label) == shown
     opening = segments([AskPlan(question=question, label=label, rule="r")], True, [])[0]
     assert opening == f"**结论**：{shown}。"
+
+
+def test_a_number_asked_for_is_answered_by_a_clause_that_has_one():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import deciding_clause
+
+    text = ("竞业限制的范围、地域、期限由用人单位与劳动者约定，竞业限制的约定不得违反法律、法规的规定。"
+            "在解除或者终止劳动合同后，前款规定的人员到其他用人单位的竞业限制期限，不得超过二年。")
+    art = Article(id="lcl#24", title="第二十四条", law="劳动合同法", article=24, article_cn="第二十四条", text=text)
+
+    def nearest_first(question, texts):  # the embedder put the first sentence nearer (cosine 0.61 vs 0.53)
+        return [0.61 if t.startswith("竞业限制的范围") else 0.53 for t in texts]
+
+    assert "不得超过二年" in deciding_clause("竞业限制最长能约定几年？", [art], nearest_first).clause.text
+    assert deciding_clause("竞业限制的约定要遵守什么？", [art], nearest_first).clause.text.startswith("竞业限制的范围")
+
+
+
+def test_asked_which_things_the_whole_list_is_quoted_not_the_nearest_item():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer import form
+    from agentic_rag.stages.answer.deciding import deciding_clause
+
+    text = ("经营者采用网络、电视、电话、邮购等方式销售商品，消费者有权自收到商品之日起七日内退货，且无需说明理由，"
+            "但下列商品除外：（一）消费者定作的；（二）鲜活易腐的；（三）在线下载或者消费者拆封的音像制品、计算机软件等"
+            "数字化商品；（四）交付的报纸、期刊。")
+    art = Article(id="cpl#25", title="第二十五条", law="消费者权益保护法", article=25, article_cn="第二十五条", text=text)
+
+    def third_nearest(question, texts):
+        return [0.65 if "（三）" in t else 0.6 for t in texts]
+
+    listed = form.quote(art, deciding_clause("网购七天无理由退货，哪些商品不能退？", [art], third_nearest).clause, True)
+    assert all(f"（{n}）" in listed for n in "一二三四") and not listed.endswith("…")
+    # a yes/no ask is still decided by the item it is about
+    item = deciding_clause("网购的游戏光盘拆封了还能七天无理由退吗？", [art], third_nearest).clause
+    assert item.item == "（三）"

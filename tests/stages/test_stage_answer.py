@@ -86,6 +86,15 @@ def test_the_deciding_clause_copied_again_is_not_shown_and_not_reported_as_unsup
     assert not sentence.kept and sentence.why == "重复所引条文"
 
 
+def test_a_sentence_that_only_restates_the_question_is_not_shown_and_not_reported_as_unsupported(fake_settings):
+    _, final, _ = answer(fake_settings, "不可以，因为网站要卖我的浏览记录。", path="pass",
+                         question="网站要卖我的浏览记录，合法吗？")
+    text = FINAL_ANSWER.get(final)
+    assert text.startswith("**结论**：不可以。\n\n**依据**：") and "已删去" not in text and "因为网站" not in text
+    sentence = ANSWER.get(final).sentences[0]
+    assert not sentence.kept and sentence.why == "重复问题"
+
+
 def test_a_sentence_the_articles_do_not_support_is_dropped_and_said(fake_settings):
     invented = "不可以，但是用户注册满三年后网站可以自由出售。"  # a number the article does not have
     _, final, _ = answer(fake_settings, invented, path="pass")

@@ -67,7 +67,8 @@ from .citations import Evidence, check, note
 from .conclusion import AGE_OVER, CONSENT_UNANSWERED, age_limit, asks_penalty, decide, fact_unstated, rule_marker
 from .deciding import Embed, deciding_clause, embedder_similarity, governing_order, is_remedy, rank_clauses
 from .stream import VerifiedStream
-from .support import NOTHING, REPEATED, judge_sentence, repeats_quote, says_nothing, support_model
+from .support import (NOTHING, REPEATED, RESTATED, judge_sentence, repeats_quote, restates_question, says_nothing,
+                      support_model)
 
 SENTENCE_TOKENS = 120  # one sentence of ≤ 60 characters per ask, with room to spare
 # A second governing article is quoted when judged about as relevant as the first: P(relevant) at least this, and
@@ -365,6 +366,9 @@ class AnswerStage(LlmStage):
             if repeats_quote(shown, plan):  # quoted under 依据 already
                 out.append(Sentence(text=checked, kept=False, why=REPEATED))
                 continue
+            if restates_question(shown, plan.question, articles):  # the user knows what they said
+                out.append(Sentence(text=checked, kept=False, why=RESTATED))
+                continue
             # What a 视情况 depends on is the article's condition: the question's own facts written after 取决于
             # (「取决于境外一家云服务商报价便宜」, fresh-pipl-102) are no condition the law states.
             verdict = judge_sentence(shown, articles if plan.label == "视情况" else sources, plan.label,
@@ -389,7 +393,7 @@ class AnswerStage(LlmStage):
         kept = {i: s.text for i, s in enumerate(sentences) if s.kept}
         text = "".join(p if isinstance(p, str) else self._shown_sentence(kept.get(p, ""), plans[p]) for p in pieces)
         text += prompt.FOOTER.format(basis=form.basis(plans, one_law, kb))
-        dropped = sum(1 for s in sentences if not s.kept and s.why not in (REPEATED, NOTHING))
+        dropped = sum(1 for s in sentences if not s.kept and s.why not in (REPEATED, RESTATED, NOTHING))
         if dropped:
             text += prompt.DROPPED.format(n=dropped)
         _, record = check(text, ev)

@@ -41,8 +41,11 @@ _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
     ("right", re.compile(r"^(那么|那|我们|我|现在|直接|还|也|就)*(能|可以)(要求|要回|请求|(让|要|找)[^，。？]{0,10}(赔|退|还|返还|补偿|工资|报酬))|"
                          r"我(能|可以|有权|能不能|可不可以)(直接)?(要求|让|请求|坚持|申请|拒绝|关|删|查|复制|更正|撤回|退|索赔|"
                          r"举报|投诉|找)|(能|可以)(让|要求)(他们|它|对方|商家|公司|平台|App)|有权(要求|请求|拒绝|查阅|复制)|"
-                         r"(也|还)(能|可以)(举报|投诉|起诉|索赔|要求)")),
-    ("info", re.compile(r"是什么|有哪些|哪些|多少|多久|几天|多长|几倍|什么时候|规定了什么|什么意思|"
+                         r"(也|还)(能|可以)(举报|投诉|起诉|索赔|要求)|"
+                         # 「我辞职能要经济补偿吗」: the asker claims something owed (not 「公司能要我赔吗」)
+                         r"我[^，。？]{0,8}(能|可以)要回?(?!我|求我)[^，。？]{0,10}(补偿|赔|工资|报酬|利息|押金)")),
+    ("info", re.compile(r"是什么|有哪些|哪些|多少|多久|多长|什么时候|规定了什么|什么意思|"
+                        r"(?<![这那前])几(年|个月|天|日|周|倍|岁|次|个?小时)|"  # 「竞业限制最长能约定几年？」 asks a number
                         r"什么是|什么叫|何为|何谓|啥是|啥叫|是指什么|指的是什么|"  # what a term means
                         r"谁(来)?(负责|管|监管|监督)|由谁|归谁|(干|做)(什么|啥|嘛)的|怎么定义|定义是|"  # who is in charge
                         r"(什么|哪些|何)(条件|不同|区别)|区别是")),  # what it takes; how two rules differ
@@ -392,7 +395,8 @@ def duty_breached(question: str, clause: Clause, common: frozenset[str] = DRAFTI
 def evades(asking: str, clause: Clause) -> bool:
     """The asking clause asks whether a duty may be left undone (拒绝, 可以不赔, 不用担责) and the clause's sentence
     excepts no case from it (「…但是，能够证明尽到管理职责的，不承担侵权责任」 leaves 「幼儿园真的可以不赔吗」 open)."""
-    return bool(_EVADE.search(asking)) and not EXCEPTION.search(clause.sentence or clause.full)
+    return bool(_EVADE.search(asking)) and not EXCEPTION.search(clause.sentence or clause.full) and \
+        not _REFUSAL_GIVEN.search(clause.full)
 
 
 def departed(question: str, clause: Clause) -> bool:
@@ -567,6 +571,8 @@ _AT_WILL = re.compile(r"随便|随意|任意|想怎么[^，。？]{0,6}就怎么
 # What may stand before 能/可以 when the asker asks about their own act (「那我现在还能撤回吗」, 「就可以离职吗」).
 _ASKER_ONLY = re.compile(r"(那么|那|我们|我|现在|直接|还|也|就|是不是|是否)*")
 _REFUSAL = re.compile(r"拒绝|不配合|挡回")
+# The duty is to let the asker refuse (「…应当…向个人提供便捷的拒绝方式」): refusing is what it gives, not an evasion.
+_REFUSAL_GIVEN = re.compile(r"拒绝(的)?方式|有权拒绝|可以拒绝")
 _EVADE = re.compile(r"拒绝|不配合|(可以|能)不(?!能)|(可以|能)[^，。？不]{1,8}不(?=赔|给|付|退|还|发|管)|"
                     r"不用(?![^，。？]*(同意|告诉|通知))")  # 他们能先交罚款不赔我吗
 _DEFINITION = re.compile(r"是指|是以|包括|属于")

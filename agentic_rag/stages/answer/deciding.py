@@ -14,10 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...legal.modality import EXCEPTION, Clause, clauses, imposes_penalty, modal_words
+from ...legal.numerals import QUANTITY
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from ...retrieval.types import Article
-from .conclusion import EXPLAINED, ask_kind, asks_penalty, clause_modality
+from .conclusion import EXPLAINED, ask_kind, asks_penalty, clause_modality, final_clause
 
 Embed = Callable[[str, list[str]], np.ndarray]  # (question, clause texts) → cosine per clause
 RELEVANCE_LIFT = 0.05  # per unit of P(relevant): the more relevant article wins a near tie
@@ -42,6 +43,11 @@ DEFERENCE = 0.05
 # for a polar ask a clause with 不得 / 应当 / 可以 wins a near tie. Answers set, gold articles given (embedder clause
 # choice): dev and test labels unchanged, fresh 0.36 → 0.42 (fresh-pipl-003 and -018 now read their 不得 / 应当).
 DEONTIC_LIFT = 0.02
+# Asked how long / how much / how many, a clause with no number cannot say it: 「竞业限制最长能约定几年？」 is answered
+# by 第二十四条's 「…不得超过二年」, not by its nearer 「竞业限制的范围、地域、期限由…约定」 (cosine 0.61 vs 0.53).
+QUANTITY_ASK = re.compile(r"(?<![这那前])几(年|个月|天|日|周|倍|岁|次|个?小时)|多久|多长|多少|最长|最多|上限")
+# Asked which things (「七天无理由退货，哪些商品不能退？」), the whole list answers, not the item nearest to the question.
+LIST_ASK = re.compile(r"哪些|哪几|什么(情形|情况)")
 _CONDITION = re.compile(r"有下列情形之一|符合下列|具备下列|应当具备|只有在|方可|前提")
 # A clause that only names 条件 states the condition of its own rule (「请求转移…符合…规定条件的，应当提供转移的途径」 beside
 # 查阅、复制): it is listed when it is about what the question is about, i.e. shares a word with it beyond the words
@@ -95,6 +101,11 @@ def deciding_clause(question: str, articles: Sequence[Article], embed: Embed | N
         ranked = rank_clauses(question, articles[:2], embed)
         if kind == "howto":  # no near tie: while the user has a clause to act on, another's power is no answer
             ranked.sort(key=lambda r: yields(r.clause, kind))
+    if QUANTITY_ASK.search(final_clause(question)):
+        ranked.sort(key=lambda r: not QUANTITY.search(r.clause.full))
+    if ranked and ranked[0].clause.item and kind in EXPLAINED and LIST_ASK.search(final_clause(question)):
+        best = ranked[0]  # the nearest item is one of the answers; the list is the answer
+        return Ranked(best.article, Clause(best.clause.sentence, sentence=best.clause.sentence), best.score)
     return ranked[0] if ranked else None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ...legal.modality import Clause, clauses
+from ...legal.modality import Clause, clauses, holds_a_list
 from ...legal.numerals import int_to_cn
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.types import Article
@@ -24,6 +24,7 @@ from .conclusion import shown_label
 from .deciding import conditions, remedies
 
 QUOTE_CHARS = 160  # a longer clause is cut (with …): the full article is one click away in the retrieval table
+LIST_QUOTE_CHARS = 360  # a list is the answer to 「哪些…」: cut at 160, 消保法第二十五条 lost its last items
 
 
 @dataclass
@@ -40,7 +41,8 @@ class AskPlan:
     common: frozenset[str] = DRAFTING  # the words every article of the article's law has (`legal.vocabulary`)
 
 
-def clip(text: str, limit: int = QUOTE_CHARS) -> str:
+def clip(text: str, limit: int | None = None) -> str:
+    limit = limit or (LIST_QUOTE_CHARS if holds_a_list(text) else QUOTE_CHARS)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

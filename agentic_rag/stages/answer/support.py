@@ -27,14 +27,12 @@ from functools import lru_cache
 from importlib import resources
 
 from ...legal.modality import modal_words
+from ...legal.numerals import QUANTITY
 from ...legal.numerals import cn_to_int
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from .conclusion import OPPOSITE, final_clause, stated_label
 
-# 3倍, 三倍, 百分之五, 30日, 三十日, 2个月, 500元, 十四周岁 …
-_NUMBER = re.compile(r"(\d+(?:\.\d+)?|[一二两三四五六七八九十百千零〇]+)(?=\s*(倍|日|天|个月|月|年|元|万元|周岁|岁|小时|个工作日|%|项|次))"
-                     r"|百分之[一二三四五六七八九十百零〇\d]+")
 _CJK = re.compile(r"[^\u4e00-\u9fff0-9]")
 FRAGMENT_CHARS = 3
 
@@ -110,6 +108,25 @@ def repeats_quote(sentence: str, plan) -> bool:
         bigram_support(sentence, quoted, grams) >= REPEAT_SHARE
 
 
+RESTATED = "重复问题"
+RESTATE_SHARE = 0.6  # of the sentence's bigrams found in the question …
+_REASON_WORDS = re.compile(r"^(因为|由于|所以|因此)")
+
+
+def restates_question(sentence: str, question: str, articles: str) -> bool:
+    """The sentence is the user's own words again (「可以。因为公司拖欠工资三个月了。」, 「需要。员工单独同意。」): most of
+    it is the question's, it brings at most one word of the articles the question did not already have, and it
+    concludes nothing itself (「网站不能把您的浏览记录卖给广告商。」 answers in the question's words: kept)."""
+    if stated_label(sentence):
+        return False
+    grams = claim_bigrams(_REASON_WORDS.sub("", sentence.strip()))
+    asked, flat = hanzi_bigrams(question), _CJK.sub("", articles)
+    if not grams or not asked:
+        return False
+    from_articles = {g for g in grams if g in flat} - asked
+    return sum(g in asked for g in grams) / len(grams) >= RESTATE_SHARE and len(from_articles) <= 1
+
+
 def says_nothing(shown: str) -> bool:
     """What is left of the sentence after the code's label says nothing (empty, or the task's frame alone)."""
     return len(_CJK.sub("", shown).removeprefix(FRAME)) < FRAGMENT_CHARS
@@ -117,8 +134,8 @@ def says_nothing(shown: str) -> bool:
 
 def numbers_ok(sentence: str, sources: str) -> bool:
     """Every number of the sentence is a number of the sources (compared as values: 三十日 = 30日)."""
-    allowed = {_value(m.group(1) or m.group(0)) for m in _NUMBER.finditer(sources)}
-    return all(_value(m.group(1) or m.group(0)) in allowed for m in _NUMBER.finditer(sentence))
+    allowed = {_value(m.group(1) or m.group(0)) for m in QUANTITY.finditer(sources)}
+    return all(_value(m.group(1) or m.group(0)) in allowed for m in QUANTITY.finditer(sentence))
 
 
 def polarity_ok(sentence: str, label: str | None) -> bool:

@@ -921,3 +921,13 @@ def test_asked_which_things_the_whole_list_is_quoted_not_the_nearest_item():
     # a yes/no ask is still decided by the item it is about
     item = deciding_clause("网购的游戏光盘拆封了还能七天无理由退吗？", [art], third_nearest).clause
     assert item.item == "（三）"
+
+
+def test_a_permission_the_law_gives_the_other_side_is_not_the_askers():
+    terminate = clauses("有下列情形之一的，用人单位提前三十日以书面形式通知劳动者本人或者额外支付劳动者一个月工资后，"
+                        "可以解除劳动合同：（一）劳动者患病或者非因工负伤，在规定的医疗期满后不能从事原工作的；")[0]
+    # it was 「可以。」: 第四十条 lets the employer terminate, the asker is the employee who wants to quit
+    assert decide("上一问题：公司拖欠工资三个月了；追问：我能立刻辞职吗？", terminate).label == "视情况"
+    # the asker who is the employer is the one it lets act
+    assert decide("我们公司效益不好，我能解除劳动合同吗？", terminate).label == "可以"
+

@@ -297,6 +297,8 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         # 「…约谈，还让限期整改，他们有权这么做吗」 against 「有关主管部门…可以…约谈…整改」: the act asked about is the one
         # permitted, to the one the question names
         return "可以"
+    if mod == "permit" and own_act(asking) and others_permission(question, clause):
+        return "视情况"  # 「公司拖欠工资三个月了」→「我能立刻辞职吗」 against 第四十条's 用人单位…可以解除: not the asker's
     if mod == "permit" and own_act(asking):
         # 「那我现在还能撤回吗」 against 「个人有权撤回其同意」: the asker's own act, granted — unless left to a
         # standard. Not 「这样合规吗」 about the other side's act.
@@ -488,6 +490,13 @@ def skipped_step(question: str, duty: str) -> bool:
     return any(said.search(question) and required.search(duty) for said, required in _SKIPPED_STEPS)
 
 
+def others_permission(question: str, clause: Clause) -> bool:
+    """The permission is granted to a business or an employer (用人单位, 经营者, 处理者 …) and the question tells of one
+    as someone else (公司拖欠工资, 商家, 平台 — not 我们公司): the asker is not the one it lets act."""
+    return bool(_BUSINESS_ROLE.search(grantee(clause.full))) and bool(_BUSINESS_TOLD.search(question)) and \
+        not _BUSINESS_ASKER.search(question)
+
+
 def own_act(asking: str) -> bool:
     """The asking clause (`final_clause`) asks whether the asker may do something: nothing but the asker stands
     before 能/可以."""
@@ -598,6 +607,10 @@ _PAY_ASK = re.compile(r"交|付|赔|承担|缴|出钱")
 # Who a lay asker is in a clause (消费者, 被派遣劳动者; 个人 but not 个人信息处理者): a duty of theirs is no breach by the
 # other side, and a right granted to them is what the other side's conduct asked about goes against.
 _ASKER_ROLES = r"消费者|劳动者|用户|乘客|承租人|借款人|患者|业主|买受人"
+# The other side of a lay asker, as a clause names it and as a question tells of it.
+_BUSINESS_ROLE = re.compile(r"^[^，。；]{0,4}(用人单位|经营者|个人信息处理者|出卖人|出租人|贷款人|物业服务人|保管人|承运人)")
+_BUSINESS_TOLD = re.compile(r"公司|单位|老板|厂|商家|平台|店|房东|物业|银行|卖家|网站|App|app")
+_BUSINESS_ASKER = re.compile(r"(我们|我司|本)(公司|单位|厂|店|平台|网站)|我(是|开了?)[^，。？]{0,6}(公司|厂|店|老板|房东|商家)")
 _ASKER_SIDE = re.compile(rf"^[^，。；]{{0,4}}({_ASKER_ROLES}|个人(?!信息))")
 _PERMIT_WORD = re.compile(r"可以|有权|享有")
 _ASKER_DUTY = re.compile(rf"^[^，。；]{{0,6}}({_ASKER_ROLES}|个人应当)")

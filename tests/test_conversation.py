@@ -563,6 +563,26 @@ def test_an_article_asked_for_after_another_is_looked_up_not_read_with_the_previ
     assert not calls("evaluator") and not calls("contextualiser")
 
 
+def test_an_item_asked_for_after_an_article_is_that_article_s_item(settings, fake_retriever):
+    install(SCRIPT)
+    app = make_app(settings, fake_retriever)
+    _, second = chat(app, "个人信息保护法第十三条是什么", "第二项是什么意思？")
+    # it was read with the previous question, graded, and refused
+    assert QUESTION.get(second["state"]) == "个人信息保护法第十三条第二项是什么意思？"
+    shown = FINAL_ANSWER.get(second["state"])
+    assert shown.startswith("**您问的第二项**：") and "（二）为订立、履行个人作为一方当事人的合同所必需" in shown
+    assert not calls("evaluator") and not calls("contextualiser")
+
+
+@pytest.mark.parametrize("message, part", [
+    ("第二项是什么意思？", "第二项是什么意思？"), ("那第三项呢？", "第三项呢？"), ("第2款呢", "第2款呢"),
+    ("第二项的规定合法吗？", None), ("第十三条第二项是什么", None)])  # an ask of its own; an article named
+def test_a_bare_item_or_paragraph(message, part):
+    from agentic_rag.stages.contextualise.signals import bare_part
+
+    assert bare_part(message) == part
+
+
 # ----------------------------------------------------------------------------- SQLite, and a restart
 def test_sqlite_sessions_continue_the_conversation_after_a_restart(settings, fake_retriever, tmp_path):
     install(SCRIPT)

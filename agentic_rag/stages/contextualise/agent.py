@@ -137,6 +137,9 @@ class ContextualiseStage(LlmStage):
             return Contextualised(question=message, kind="first", reason=reason), "", None
         if (looked_up := signals.lookup(message)) is not None:
             return self._lookup(looked_up, turns[-1].law)
+        if (part := signals.bare_part(message)) is not None and len(turns[-1].cited) == 1:
+            law, number = turns[-1].cited[0]  # 「第二项是什么意思？」 after 第十三条: its item
+            return self._lookup(article_cn(number) + part, law)
         reading = signals.reading(message)
         if not reading.follow_up:
             return Contextualised(question=message, kind="self_contained", reason=reading.reason), "", None

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...legal.laws import LAW_NAME, national_title
-from ...legal.refs import find_article_refs
+from ...legal.refs import NUMBER, find_article_refs
 from ...retrieval.analysis import analyze_query, is_pure_lookup
 from ...retrieval.tokenizer import default_legal_terms
 from ..router.signals import is_chitchat
@@ -162,6 +162,20 @@ def lookup(message: str) -> str | None:
     m = _OPENING.match(message)
     rest = message[m.end():].strip() if m else message.strip()
     return rest if is_pure_lookup(rest) else None
+
+
+# 「第二项是什么意思？」, 「那第三款呢」: a part of an article with no article number.
+_BARE_PART = re.compile(rf"第[ \t]*(?:{NUMBER})[ \t]*[项款]")
+
+
+def bare_part(message: str) -> str | None:
+    """The message asks only for an item or paragraph (「那第二项呢？」 → 「第二项呢？」), naming no article: the
+    article is the one the conversation is on."""
+    m = _OPENING.match(message)
+    rest = message[m.end():].strip() if m else message.strip()
+    if find_article_refs(rest) or not _BARE_PART.match(rest):
+        return None
+    return rest if is_pure_lookup("第一条" + rest) else None  # what a lookup of it with an article number would be
 
 
 def asks_on_its_own(message: str) -> bool:

@@ -29,7 +29,7 @@ _MODALITIES: tuple[tuple[Modality, re.Pattern], ...] = (
 EXCEPTION = re.compile(r"但是|除外|除[^，。；]{1,40}外|另有规定")
 # An article that sanctions a breach (法律责任): a fine, confiscation, an order to correct. In the PIPL 第六十六条 and
 # 第六十八条; in the other laws of the six-law base their 法律责任 chapters.
-_PENALTY = re.compile(r"罚款|没收违法所得|责令.{0,10}改正")
+_PENALTY = re.compile(r"罚款|没收违法所得|责令.{0,10}改正|给予处罚")
 _ITEM = re.compile(r"（[一二三四五六七八九十]+）")
 _SENTENCE_END = re.compile(r"(?<=[。；])")
 _FULL_STOP = re.compile(r"(?<=。)")

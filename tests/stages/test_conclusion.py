@@ -108,7 +108,12 @@ def test_the_case_an_exception_names_is_no_exemption():
     # a number asked for is explained (「竞业限制最长能约定几年？」 was 「不可以。」), not 「这几天能…吗」; the asker claiming
     # what is owed is a right (「我辞职能要经济补偿吗」 was a permission, answered 「不可以。」), not the other side's claim
     ("竞业限制最长能约定几年？", "info"), ("公司这几天能让我加班吗？", "permission"),
-    ("公司不给我交社保，我辞职能要经济补偿吗？", "right"), ("公司能要我赔偿吗？", "permission")])
+    ("公司不给我交社保，我辞职能要经济补偿吗？", "right"), ("公司能要我赔偿吗？", "permission"),
+    # a duty asked with 要 + the act (「…要定期做风险评估吗」 was 「可以。」, 「我提前离职要交吗」 「不可以。」); a number asked
+    # for comes before a right (「能要多少补偿？」 was 「可以。」)
+    ("数据安全法规定的重要数据处理者要定期做风险评估吗？", "need"), ("电商平台要审核商家的资质吗？", "need"),
+    ("公司合同里写了违约金，我提前离职要交吗？", "need"), ("我还要做什么吗？", "howto"),
+    ("上一问题：我被公司辞退了；追问：能要多少补偿？", "info")])
 def test_what_the_question_asks(question, kind):
     assert ask_kind(question) == kind
 
@@ -930,4 +935,31 @@ def test_a_permission_the_law_gives_the_other_side_is_not_the_askers():
     assert decide("上一问题：公司拖欠工资三个月了；追问：我能立刻辞职吗？", terminate).label == "视情况"
     # the asker who is the employer is the one it lets act
     assert decide("我们公司效益不好，我能解除劳动合同吗？", terminate).label == "可以"
+
+
+def test_who_bears_it_is_explained_and_a_sanctioned_act_is_not_allowed():
+    freight = clauses("退回商品的运费由消费者承担；经营者和消费者另有约定的，按照约定。")[0]
+    # it was 「视情况。」 with a condition from another clause of the article
+    assert decide("上一问题：网上买的衣服七天内能退吗？；追问：退货运费谁出？", freight).label == "说明"
+    seized = clauses("用人单位违反本法规定，扣押劳动者居民身份证等证件的，由劳动行政部门责令限期退还劳动者本人，"
+                     "并依照有关法律规定给予处罚。")[0]
+    assert decide("公司能扣我的身份证吗？", seized).label == "不可以"  # it was 「视情况。」
+    assert decide("公司能查看我的身份证吗？", seized).label == "视情况"  # 查看 is not 扣押: one shared bigram
+
+
+def test_an_excepted_item_decides_only_a_question_that_names_its_case():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import deciding_clause
+
+    text = ("经营者采用网络、电视、电话、邮购等方式销售商品，消费者有权自收到商品之日起七日内退货，且无需说明理由，"
+            "但下列商品除外：（一）消费者定作的；（二）鲜活易腐的；（三）在线下载或者消费者拆封的音像制品、计算机软件等"
+            "数字化商品；（四）交付的报纸、期刊。")
+    art = Article(id="cpl#25", title="第二十五条", law="消费者权益保护法", article=25, article_cn="第二十五条", text=text)
+
+    def item_ahead(item):  # the embedder put this item 0.02 above the rule, as it did for 衣服 and (三)
+        return lambda question, texts: [0.625 if item in t else 0.605 for t in texts]
+
+    # 「不可以。」 from 音像制品 for clothes: now the rule with its list decides
+    assert not deciding_clause("网上买的衣服七天内能退吗？", [art], item_ahead("（三）")).clause.item
+    assert deciding_clause("定做的T恤七天内能退吗？", [art], item_ahead("（一）")).clause.item == "（一）"
 

@@ -95,6 +95,15 @@ def test_a_sentence_that_only_restates_the_question_is_not_shown_and_not_reporte
     assert not sentence.kept and sentence.why == "重复问题"
 
 
+def test_a_sentence_that_makes_the_user_the_one_who_owes_is_dropped():
+    from agentic_rag.stages.answer.support import judge_sentence
+
+    article = "用人单位安排加班的，应当按照国家有关规定向劳动者支付加班费。"
+    verdict = judge_sentence("用户可以按照国家有关规定向劳动者支付加班费。", article, None, question="加班费怎么算？")
+    assert not verdict.kept and verdict.why == "主体与条文不符"
+    assert judge_sentence("用人单位应当按照国家有关规定向劳动者支付加班费。", article, None).kept
+
+
 def test_a_sentence_the_articles_do_not_support_is_dropped_and_said(fake_settings):
     invented = "不可以，但是用户注册满三年后网站可以自由出售。"  # a number the article does not have
     _, final, _ = answer(fake_settings, invented, path="pass")

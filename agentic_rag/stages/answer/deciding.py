@@ -72,7 +72,7 @@ def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None
         return []
     texts = [c.full for _, c in pool]
     sims = embed(question, texts) if embed is not None else np.array([_overlap(question, t) for t in texts])
-    sims = _excepted_items_need_their_case(pool, [float(s) for s in sims])
+    sims = _excepted_items_need_their_case(question, pool, [float(s) for s in sims])
     kind = ask_kind(question)
     lift = DEONTIC_LIFT if kind not in EXPLAINED else 0.0  # regulates as the label reads it
     scored = [Ranked(a, c, s + RELEVANCE_LIFT * (a.relevance or 0.0) + (lift if clause_modality(c) != "none" else 0.0)
@@ -109,17 +109,30 @@ def deciding_clause(question: str, articles: Sequence[Article], embed: Embed | N
     return ranked[0] if ranked else None
 
 
-def _excepted_items_need_their_case(pool: list[tuple[Article, Clause]], sims: list[float]) -> list[float]:
+def _excepted_items_need_their_case(question: str, pool: list[tuple[Article, Clause]],
+                                    sims: list[float]) -> list[float]:
     """An item of an excepting list (「…七日内退货…但下列商品除外：（一）消费者定作的」) decides only when the question
-    is its case: it must be nearer than the rule it excepts by EXCEPTED_ITEM_MARGIN, else it ranks just below the
-    rule. An item is near mostly through the rule it carries, and taken as deciding it turns the answer into the
-    exception (「特价商品不退，合法吗？」 was concluded from 定作, and the model wrote that the clothes were 鲜活易腐)."""
+    is its case: it must be nearer than the rule it excepts by EXCEPTED_ITEM_MARGIN and name its case in some word
+    (`names_the_case`), else it ranks just below the rule. An item is near mostly through the rule it carries, and
+    taken as deciding it turns the answer into the exception (「特价商品不退，合法吗？」 was concluded from 定作, and the
+    model wrote that the clothes were 鲜活易腐; 「网上买的衣服七天内能退吗？」 was 「不可以。」 from 音像制品, +0.020)."""
     rule = {(a.id, c.text): s for (a, c), s in zip(pool, sims) if not c.item}
     out = []
     for (a, c), s in zip(pool, sims):
         lead = rule.get((a.id, c.lead)) if c.item and "除外" in c.lead else None
-        out.append(min(s, lead - 1e-6) if lead is not None and s < lead + EXCEPTED_ITEM_MARGIN else s)
+        case = lead is not None and s >= lead + EXCEPTED_ITEM_MARGIN and names_the_case(question, c)
+        out.append(min(s, lead - 1e-6) if lead is not None and not case else s)
     return out
+
+
+_FUNCTION_CHARS = frozenset("的了吗呢么和或者等及与在是有为被把对将之其所以而且但")
+
+
+def names_the_case(question: str, item: Clause) -> bool:
+    """The question shares a character with the item's own words (not its list's introduction, not a particle):
+    「定做的T恤」 with 「消费者定作的」 (定), 「海鲜」 with 「鲜活易腐的」; not 「衣服」 with 「…音像制品、计算机软件」."""
+    own = set(item.text) - set(item.lead) - _FUNCTION_CHARS
+    return bool(own & set(question))
 
 
 def governing_order(question: str, articles: Sequence[Article]) -> list[Article]:

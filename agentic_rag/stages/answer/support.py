@@ -201,6 +201,15 @@ def swaps_the_actor(sentence: str, sources: str) -> bool:
     return False
 
 
+# 「用户可以按照国家有关规定向劳动者支付加班费」 written from 「用人单位…应当…向劳动者支付加班费」: the user, a lay asker,
+# made the one who owes the asker's side (劳动者, 消费者, 个人). Every word is the article's.
+_USER_OWES_ASKERS = re.compile(r"^(用户|您|你)[^，。；]{0,16}向(劳动者|消费者|个人|用户|您)")
+
+
+def swaps_the_user(sentence: str) -> bool:
+    return bool(_USER_OWES_ASKERS.search(sentence.strip()))
+
+
 @dataclass(frozen=True)
 class Verdict:
     kept: bool
@@ -224,6 +233,6 @@ def judge_sentence(sentence: str, sources: str, label: str | None, d: float | No
         return Verdict(False, p, "数字不见于条文")
     if not polarity_ok(sentence, label) or contradicts_ask(sentence, question, label, common):
         return Verdict(False, p, "与结论相反")
-    if swaps_the_actor(sentence, sources):
+    if swaps_the_actor(sentence, sources) or swaps_the_user(sentence):
         return Verdict(False, p, "主体与条文不符")
     return Verdict(p >= model.threshold, p, "" if p >= model.threshold else "无法由条文核实")

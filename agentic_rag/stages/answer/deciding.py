@@ -103,7 +103,7 @@ def deciding_clause(question: str, articles: Sequence[Article], embed: Embed | N
             ranked.sort(key=lambda r: yields(r.clause, kind))
     if QUANTITY_ASK.search(final_clause(question)):
         ranked.sort(key=lambda r: not QUANTITY.search(r.clause.full))
-    if ranked and ranked[0].clause.item and kind in EXPLAINED and LIST_ASK.search(final_clause(question)):
+    if ranked and ranked[0].clause.item and asks_a_list(question):
         best = ranked[0]  # the nearest item is one of the answers; the list is the answer
         return Ranked(best.article, Clause(best.clause.sentence, sentence=best.clause.sentence), best.score)
     return ranked[0] if ranked else None
@@ -116,6 +116,8 @@ def _excepted_items_need_their_case(question: str, pool: list[tuple[Article, Cla
     (`names_the_case`), else it ranks just below the rule. An item is near mostly through the rule it carries, and
     taken as deciding it turns the answer into the exception (「特价商品不退，合法吗？」 was concluded from 定作, and the
     model wrote that the clothes were 鲜活易腐; 「网上买的衣服七天内能退吗？」 was 「不可以。」 from 音像制品, +0.020)."""
+    if asks_a_list(question):
+        return sims  # asked which things are excepted, the items are the answer
     rule = {(a.id, c.text): s for (a, c), s in zip(pool, sims) if not c.item}
     out = []
     for (a, c), s in zip(pool, sims):
@@ -126,6 +128,11 @@ def _excepted_items_need_their_case(question: str, pool: list[tuple[Article, Cla
 
 
 _FUNCTION_CHARS = frozenset("的了吗呢么和或者等及与在是有为被把对将之其所以而且但")
+
+
+def asks_a_list(question: str) -> bool:
+    """「…哪些商品不能退？」: an explained ask for which things (not a yes/no ask that names 哪些 in its facts)."""
+    return ask_kind(question) in EXPLAINED and bool(LIST_ASK.search(final_clause(question)))
 
 
 def names_the_case(question: str, item: Clause) -> bool:

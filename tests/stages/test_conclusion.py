@@ -964,3 +964,20 @@ def test_an_excepted_item_decides_only_a_question_that_names_its_case():
     assert not deciding_clause("网上买的衣服七天内能退吗？", [art], item_ahead("（三）")).clause.item
     assert deciding_clause("定做的T恤七天内能退吗？", [art], item_ahead("（一）")).clause.item == "（一）"
 
+
+
+def test_items_of_a_list_quoted_whole_are_not_listed_again_as_conditions():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer import form
+    from agentic_rag.stages.answer.deciding import deciding_clause
+
+    text = ("有下列情形之一的，个人信息处理者应当事前进行个人信息保护影响评估，并对处理情况进行记录：（一）处理敏感个人信息；"
+            "（二）利用个人信息进行自动化决策；（三）委托处理个人信息、向其他个人信息处理者提供个人信息、公开个人信息；"
+            "（四）向境外提供个人信息；（五）其他对个人权益有重大影响的个人信息处理活动。")
+    art = Article(id="pipl#55", title="第五十五条", law="pipl", article=55, article_cn="第五十五条", text=text)
+    question = "我们的App上线前，法律上要做好哪些准备？"
+    best = deciding_clause(question, [art], lambda q, texts: [0.6 if "（四）" in t else 0.5 for t in texts])
+    plan = form.AskPlan(question=question, label="说明", rule="info", article=art, clause=best.clause)
+    shown = form.reason(plan, True) + form.tail([plan], True, [art])
+    # the 条件与例外 line repeated items (二) and (三) of the list the 依据 line had just quoted
+    assert shown.count("利用个人信息进行自动化决策") == 1 and "（五）" in shown

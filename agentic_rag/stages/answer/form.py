@@ -75,7 +75,8 @@ def tail(plans: list[AskPlan], one_law: bool, articles: list[Article]) -> str:
     conds = []
     for p in plans:
         if p.article and p.clause:
-            listed = conditions(p.article, p.clause, p.question, p.common)[:2]
+            listed = [c for c in conditions(p.article, p.clause, p.question, p.common)
+                      if not any(c.text in q for q in used)][:2]  # an item of a list quoted whole is shown already
             conds += [(p.article, c) for c in listed if c.quote not in used]
             used |= {c.quote for _, c in conds}
     text = ""

@@ -908,16 +908,18 @@ def test_a_number_asked_for_is_answered_by_a_clause_that_has_one():
 
 
 
+CPL_25 = ("经营者采用网络、电视、电话、邮购等方式销售商品，消费者有权自收到商品之日起七日内退货，且无需说明理由，"
+          "但下列商品除外：（一）消费者定作的；（二）鲜活易腐的；（三）在线下载或者消费者拆封的音像制品、计算机软件等"
+          "数字化商品；（四）交付的报纸、期刊。除前款所列商品外，其他根据商品性质并经消费者在购买时确认不宜退货的商品，"
+          "不适用无理由退货。")
+
+
 def test_asked_which_things_the_whole_list_is_quoted_not_the_nearest_item():
     from agentic_rag.retrieval.types import Article
     from agentic_rag.stages.answer import form
     from agentic_rag.stages.answer.deciding import deciding_clause
 
-    text = ("经营者采用网络、电视、电话、邮购等方式销售商品，消费者有权自收到商品之日起七日内退货，且无需说明理由，"
-            "但下列商品除外：（一）消费者定作的；（二）鲜活易腐的；（三）在线下载或者消费者拆封的音像制品、计算机软件等"
-            "数字化商品；（四）交付的报纸、期刊。除前款所列商品外，其他根据商品性质并经消费者在购买时确认不宜退货的商品，"
-            "不适用无理由退货。")
-    art = Article(id="cpl#25", title="第二十五条", law="消费者权益保护法", article=25, article_cn="第二十五条", text=text)
+    art = Article(id="cpl#25", title="第二十五条", law="消费者权益保护法", article=25, article_cn="第二十五条", text=CPL_25)
 
     def third_nearest(question, texts):  # as the embedder did: the item 0.022 above the rule, another clause between
         return [0.645 if "（三）" in t else 0.623 if t.startswith("除前款") else 0.607 for t in texts]
@@ -952,10 +954,7 @@ def test_an_excepted_item_decides_only_a_question_that_names_its_case():
     from agentic_rag.retrieval.types import Article
     from agentic_rag.stages.answer.deciding import deciding_clause
 
-    text = ("经营者采用网络、电视、电话、邮购等方式销售商品，消费者有权自收到商品之日起七日内退货，且无需说明理由，"
-            "但下列商品除外：（一）消费者定作的；（二）鲜活易腐的；（三）在线下载或者消费者拆封的音像制品、计算机软件等"
-            "数字化商品；（四）交付的报纸、期刊。")
-    art = Article(id="cpl#25", title="第二十五条", law="消费者权益保护法", article=25, article_cn="第二十五条", text=text)
+    art = Article(id="cpl#25", title="第二十五条", law="消费者权益保护法", article=25, article_cn="第二十五条", text=CPL_25)
 
     def item_ahead(item):  # the embedder put this item 0.02 above the rule, as it did for 衣服 and (三)
         return lambda question, texts: [0.625 if item in t else 0.605 for t in texts]

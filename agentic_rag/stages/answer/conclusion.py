@@ -620,9 +620,9 @@ _CLAIMED_BASIS = re.compile(r"(说|称|表示|讲|回复|答复|告诉|解释)[^
 _CONDUCT = re.compile(r"这样|这么|合法|合规|违法|站得住")
 # A clause that puts a duty or a loss on a named party (由出卖人承担, 由盗窃人…承担赔偿责任).
 _BORNE_BY = re.compile(r"由([^，。；]{1,30}?)(承担|负担|赔偿)")
-# A must-ask about paying or bearing something (我还得付吗, 这个违约金我真得交吗).
 SANCTIONED_ACT_BIGRAMS = 2  # 「扣我的身份证」 and 「扣押劳动者居民身份证」 share 身份, 份证
-_WHO_BEARS = re.compile(r"谁(来)?(出|付|承担|负担|赔|掏|买单)")
+_WHO_BEARS = re.compile(r"谁(来)?(出|付|承担|负担|赔|掏|买单)")  # who bears a cost (「退货运费谁出？」)
+# A must-ask about paying or bearing something (我还得付吗, 这个违约金我真得交吗).
 _PAY_ASK = re.compile(r"交|付|赔|承担|缴|出钱")
 # Who a lay asker is in a clause (消费者, 被派遣劳动者; 个人 but not 个人信息处理者): a duty of theirs is no breach by the
 # other side, and a right granted to them is what the other side's conduct asked about goes against.

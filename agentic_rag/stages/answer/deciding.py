@@ -127,12 +127,12 @@ def _excepted_items_need_their_case(question: str, pool: list[tuple[Article, Cla
     return out
 
 
-_FUNCTION_CHARS = frozenset("的了吗呢么和或者等及与在是有为被把对将之其所以而且但")
-
-
 def asks_a_list(question: str) -> bool:
     """「…哪些商品不能退？」: an explained ask for which things (not a yes/no ask that names 哪些 in its facts)."""
     return ask_kind(question) in EXPLAINED and bool(LIST_ASK.search(final_clause(question)))
+
+
+_FUNCTION_CHARS = frozenset("的了吗呢么和或者等及与在是有为被把对将之其所以而且但")
 
 
 def names_the_case(question: str, item: Clause) -> bool:

@@ -27,8 +27,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ...legal.modality import modal_words
-from ...legal.numerals import QUANTITY
-from ...legal.numerals import cn_to_int
+from ...legal.numerals import QUANTITY, cn_to_int
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from .conclusion import OPPOSITE, final_clause, stated_label

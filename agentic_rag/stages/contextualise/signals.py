@@ -159,9 +159,13 @@ def reading(message: str) -> Reading:
 def lookup(message: str) -> str | None:
     """The message as an article lookup without its opening connective (「那第四十五条呢？」 → 「第四十五条呢？」), or None
     when it asks more than articles."""
-    m = _OPENING.match(message)
-    rest = message[m.end():].strip() if m else message.strip()
+    rest = _without_opening(message)
     return rest if is_pure_lookup(rest) else None
+
+
+def _without_opening(message: str) -> str:
+    m = _OPENING.match(message)
+    return message[m.end():].strip() if m else message.strip()
 
 
 # 「第二项是什么意思？」, 「那第三款呢」: a part of an article with no article number.
@@ -171,8 +175,7 @@ _BARE_PART = re.compile(rf"第[ \t]*(?:{NUMBER})[ \t]*[项款]")
 def bare_part(message: str) -> str | None:
     """The message asks only for an item or paragraph (「那第二项呢？」 → 「第二项呢？」), naming no article: the
     article is the one the conversation is on."""
-    m = _OPENING.match(message)
-    rest = message[m.end():].strip() if m else message.strip()
+    rest = _without_opening(message)
     if find_article_refs(rest) or not _BARE_PART.match(rest):
         return None
     return rest if is_pure_lookup("第一条" + rest) else None  # what a lookup of it with an article number would be

@@ -26,9 +26,11 @@ AskKind = Literal["howto", "info", "need", "right", "permission"]
 EXPLAINED: tuple[AskKind, ...] = ("howto", "info")  # answered 说明 with the clause, not with a polar label
 POLARITY_LABELS: tuple[Label, ...] = ("可以", "不可以", "需要", "不需要", "视情况")
 
+# Words that ask for a number (how much, how long, how many years …; not 这几天 / 前几天).
+NUMBER_ASK = r"多少|多久|多长|(?<![这那前])几(年|个月|天|日|周|倍|岁|次|个?小时)"
 # The first kind that matches wins: "我能要求删除吗" is a right, "需要同意吗" a need, "这合法吗" a permission.
 _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
-    ("info", re.compile(r"多少|多久|多长|(?<![这那前])几(年|个月|天|日|周|倍|岁|次|个?小时)|"  # a number: 「能要多少补偿？」
+    ("info", re.compile(NUMBER_ASK + r"|"  # a number: 「能要多少补偿？」
                         r"第?[一二三四五六七八九十百零〇\d]+条.{0,6}(讲|规定|内容|是什么|关于什么|说|啥)|"
                         r"^[^，。？]{0,12}第[一二三四五六七八九十百零〇\d]+条[？?]?$")),
     ("howto", re.compile(r"怎么办|怎么处理|如何|怎样|找谁|去哪|向谁|哪里|哪个部门|什么部门|怎么维权|什么办法|能做什么|"

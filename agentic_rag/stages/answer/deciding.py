@@ -18,7 +18,7 @@ from ...legal.numerals import QUANTITY
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from ...retrieval.types import Article
-from .conclusion import EXPLAINED, ask_kind, asks_penalty, clause_modality, final_clause
+from .conclusion import EXPLAINED, NUMBER_ASK, ask_kind, asks_penalty, clause_modality, final_clause
 
 Embed = Callable[[str, list[str]], np.ndarray]  # (question, clause texts) → cosine per clause
 RELEVANCE_LIFT = 0.05  # per unit of P(relevant): the more relevant article wins a near tie
@@ -45,7 +45,7 @@ DEFERENCE = 0.05
 DEONTIC_LIFT = 0.02
 # Asked how long / how much / how many, a clause with no number cannot say it: 「竞业限制最长能约定几年？」 is answered
 # by 第二十四条's 「…不得超过二年」, not by its nearer 「竞业限制的范围、地域、期限由…约定」 (cosine 0.61 vs 0.53).
-QUANTITY_ASK = re.compile(r"(?<![这那前])几(年|个月|天|日|周|倍|岁|次|个?小时)|多久|多长|多少|最长|最多|上限")
+QUANTITY_ASK = re.compile(NUMBER_ASK + r"|最长|最多|上限")
 # Asked which things (「七天无理由退货，哪些商品不能退？」), the whole list answers, not the item nearest to the question.
 LIST_ASK = re.compile(r"哪些|哪几|什么(情形|情况)")
 _CONDITION = re.compile(r"有下列情形之一|符合下列|具备下列|应当具备|只有在|方可|前提")

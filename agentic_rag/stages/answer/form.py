@@ -75,9 +75,10 @@ def tail(plans: list[AskPlan], one_law: bool, articles: list[Article]) -> str:
     conds = []
     for p in plans:
         if p.article and p.clause:
+            # a clause whose words are already quoted (its own quote, or a list quoted whole) is shown already
             listed = [c for c in conditions(p.article, p.clause, p.question, p.common)
-                      if not any(c.text in q for q in used)][:2]  # an item of a list quoted whole is shown already
-            conds += [(p.article, c) for c in listed if c.quote not in used]
+                      if not any(c.text in q for q in used)][:2]
+            conds += [(p.article, c) for c in listed]
             used |= {c.quote for _, c in conds}
     text = ""
     if conds:

@@ -980,3 +980,34 @@ def test_items_of_a_list_quoted_whole_are_not_listed_again_as_conditions():
     shown = form.reason(plan, True) + form.tail([plan], True, [art])
     # the 条件与例外 line repeated items (二) and (三) of the list the 依据 line had just quoted
     assert shown.count("利用个人信息进行自动化决策") == 1 and "（五）" in shown
+
+
+def test_keeping_what_must_be_deleted_refusing_a_duty_and_more_than_allowed_are_not_allowed():
+    account = by_text("有下列情形之一的，个人信息处理者应当主动删除个人信息；个人信息处理者未删除的，个人有权请求删除："
+                      "（一）处理目的已实现；（二）个人信息处理者停止提供产品或者服务，或者保存期限已届满；（三）个人撤回同意；", "（二）")
+    # it was 「可以。」: the individual's right to ask for deletion read as the platform's permission to keep
+    assert decide("我注销了账号，平台还能留着我的信息吗？", account).label == "不可以"
+    assert decide("我注销了账号，我能要求平台删除我的信息吗？", account).label == "可以"
+    invoice = clauses("经营者提供商品或者服务，应当按照国家有关规定或者商业惯例向消费者出具发票等购货凭证或者服务单据；"
+                      "消费者索要发票等购货凭证或者服务单据的，经营者必须出具。")[-1]
+    assert decide("商家拒绝给我开发票，合法吗？", invoice).label == "不可以"  # it was 「视情况。」
+    assert decide("商家给我开的是收据，合法吗？", invoice).label == "视情况"
+    once = clauses("同一用人单位与同一劳动者只能约定一次试用期。")[0]
+    assert decide("同一家公司可以跟我约定两次试用期吗？", once).label == "不可以"  # it was 「视情况。」
+    assert decide("公司第二次跟我约定试用期，可以吗？", once).label == "不可以"
+    assert decide("公司可以跟我约定一次试用期吗？", once).label != "不可以"
+
+
+def test_an_approval_the_law_does_not_ask_is_not_needed():
+    quit_ = clauses("劳动者提前三十日以书面形式通知用人单位，可以解除劳动合同。劳动者在试用期内提前三日通知用人单位，"
+                    "可以解除劳动合同。")[0]
+    assert decide("辞职需要公司批准吗？", quit_).label == "不需要"  # it was 「视情况。取决于劳动者是否提前通知…」
+    assert decide("辞职需要提前通知公司吗？", quit_).label != "不需要"
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("个人在朋友圈卖自己做的手工艺品，要办营业执照吗？", "need"),  # it was a permission: 「可以。」
+    ("上一问题：邻居家的狗咬了我；追问：我能要求赔哪些钱？", "info"),  # which sums: it was 「可以。」
+])
+def test_what_the_question_asks_stop_56(question, kind):
+    assert ask_kind(question) == kind

@@ -30,7 +30,7 @@ POLARITY_LABELS: tuple[Label, ...] = ("可以", "不可以", "需要", "不需�
 NUMBER_ASK = r"多少|多久|多长|(?<![这那前])几(年|个月|天|日|周|倍|岁|次|个?小时)"
 # The first kind that matches wins: "我能要求删除吗" is a right, "需要同意吗" a need, "这合法吗" a permission.
 _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
-    ("info", re.compile(NUMBER_ASK + r"|"  # a number: 「能要多少补偿？」
+    ("info", re.compile(NUMBER_ASK + r"|(赔|补|退|给)[^，。？]{0,3}哪些|"  # a number, which sums: 「能要多少补偿？」「我能要求赔哪些钱？」
                         r"第?[一二三四五六七八九十百零〇\d]+条.{0,6}(讲|规定|内容|是什么|关于什么|说|啥)|"
                         r"^[^，。？]{0,12}第[一二三四五六七八九十百零〇\d]+条[？?]?$")),
     ("howto", re.compile(r"怎么办|怎么处理|如何|怎样|找谁|去哪|向谁|哪里|哪个部门|什么部门|怎么维权|什么办法|能做什么|"
@@ -42,7 +42,7 @@ _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
                         r"(?<![我想能])要(向[^，。？]{1,10})?(通知|告诉|告知|说明|报告|征求|经过|取得)[^，。？]{0,10}[吗么]|"  # 「要通知我吗」
                         # 「…要定期做风险评估吗」, 「平台要审核商家的资质吗」, 「我提前离职要交吗」: a duty asked (not 要赔偿: 「能找化工厂要赔偿吗」
                         # claims it; not 「也要做…评估吗」, fresh2's 视情况 on a list of cases: a 需要 there was a held-out loss)
-                        r"(?<![我想能还])要((定期|每年|按时)[^，。？]{0,14}|(开展|进行|审核|核验|登记|备案|交|付|缴|支付|保存|签)[^，。？]{0,12})[吗么]|"
+                        r"(?<![我想能还])要((定期|每年|按时)[^，。？]{0,14}|(开展|进行|审核|核验|登记|备案|交|付|缴|支付|保存|签|办)[^，。？]{0,12})[吗么]|"
                         r"要先|还要|(是不是|是否)还?得|还得(?!到)|(?<![获取记觉值懂晓使免赢舍省显所应难])得(?![到了住起着过])[^，。？]{1,16}吗|算不算.{0,8}(个人信息|敏感)|属于.{0,8}(个人信息|敏感)|算.{0,6}(个人信息|敏感)")),
     ("right", re.compile(r"^(那么|那|我们|我|现在|直接|还|也|就)*(能|可以)(要求|要回|请求|(让|要|找)[^，。？]{0,10}(赔|退|还|返还|补偿|工资|报酬))|"
                          r"我(能|可以|有权|能不能|可不可以)(直接)?(要求|让|请求|坚持|申请|拒绝|关|删|查|复制|更正|撤回|退|索赔|"
@@ -241,9 +241,11 @@ def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> La
     if mod == "oblige" and (party := _BORNE_BY.search(clause.full)) and \
             not hanzi_bigrams(party.group(1)) & hanzi_bigrams(question):
         return "视情况"  # 「由盗窃人…承担赔偿责任」 asked 「我得赔吗」: whether the asker is that party decides
-    if mod == "permit" and clause.lead and "应当" in clause.sentence.split("（", 1)[0]:
-        # the list's introduction states a duty before the right: 「…应当主动删除…；…未删除的，个人有权请求删除：」
+    if mod == "permit" and lead_duty(clause):
         return "需要"
+    if mod == "permit" and approval_asked(question) and _ASKER_SIDE.match(grantee(clause.full)) and \
+            not _APPROVAL.search(clause.full):
+        return "不需要"  # 「辞职需要公司批准吗」 against 「劳动者提前三十日以书面形式通知用人单位，可以解除劳动合同」
     if mod == "permit":  # a list of lawful bases other than consent matched: no consent needed
         return "不需要" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
     if mod == "oblige" and not clause.lead and _CONDITIONAL.search(clause.text):
@@ -272,6 +274,8 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
     asking = final_clause(question)
     if mod == "prohibit" or _AT_WILL.search(asking) and conditioned(mod, clause, asking):
         return "不可以"  # 「App可以随便读我手机通讯录吗」 against 第十三条: only on a ground the law states, not at will
+    if exceeds_count(asked_part(question), clause):
+        return "不可以"  # 「同一家公司可以跟我约定两次试用期吗」 against 「…只能约定一次试用期」
     if mod == "exempt":
         return "视情况" if rebuttable(clause) else "可以"  # 「管理人能够证明已经采取足够安全措施…的，可以…不承担责任」
     if mod == "permit" and _REFUSAL.search(asking):
@@ -288,6 +292,8 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "不可以"
     if mod == "permit" and not clause.lead and agreement_permitted(question, clause):
         return "可以"  # 「约好以后借的钱不超过50万都用这块表担保，这样约定行吗」 against 「出质人与质权人可以协议设立最高额质权」
+    if keeps_what_must_go(asking, clause, mod):
+        return "不可以"  # 「我注销了账号，平台还能留着我的信息吗」 against 「…应当主动删除个人信息；…有权请求删除：」
     if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
         return "视情况" if _CONSENT.search(clause.text) else "可以"
     if mod == "permit" and imposes_penalty(clause.text):
@@ -323,6 +329,38 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
     if mod == "none" and not own_act(asking) and sanctioned_act_asked(asking, clause, common):
         return "不可以"  # 「公司能扣我的身份证吗？」 against 「用人单位…扣押劳动者居民身份证…的，由…给予处罚」
     return "视情况"
+
+
+def exceeds_count(asking: str, clause: Clause) -> bool:
+    """The clause allows only so many (只能约定一次) and the question asks about more of the same (两次, 第二次)."""
+    limit = _ONLY_COUNT.search(clause.full)
+    if not limit:
+        return False
+    for asked in _ASKED_COUNT.finditer(asking):
+        number, unit = asked.group(1) or asked.group(3), asked.group(2) or asked.group(4)
+        if unit == limit.group(2) and (asked.group(3) or cn_to_int(number) > cn_to_int(limit.group(1))):
+            return True
+    return False
+
+
+def approval_asked(question: str) -> bool:
+    """The asking clause asks whether the other side must approve (需要公司批准吗, 得经过单位同意吗)."""
+    return bool(_OTHERS_APPROVAL.search(final_clause(question)))
+
+
+def lead_duty(clause: Clause) -> bool:
+    """The list's introduction states a duty before the right: 「…应当主动删除…；…未删除的，个人有权请求删除：」."""
+    return bool(clause.lead) and "应当" in clause.sentence.split("（", 1)[0]
+
+
+def keeps_what_must_go(asking: str, clause: Clause, mod: str) -> bool:
+    """The asking clause asks whether the other side may keep (留着, 保存) what the clause's duty says to delete, and
+    the duty's sentence excepts no case (the article's other paragraphs, such as a storage period other laws set,
+    are shown as its conditions)."""
+    duty = clause.sentence.split("（", 1)[0] if mod == "permit" and lead_duty(clause) else \
+        clause.full if mod == "oblige" else ""
+    return bool(_KEEP_ASKED.search(asking)) and bool(_DELETE_DUTY.search(duty)) and not own_act(asking) and \
+        not EXCEPTION.search(duty)
 
 
 def sanctioned_act_asked(asking: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
@@ -600,6 +638,15 @@ _AT_WILL = re.compile(r"随便|随意|任意|想怎么[^，。？]{0,6}就怎么
 # What may stand before 能/可以 when the asker asks about their own act (「那我现在还能撤回吗」, 「就可以离职吗」).
 _ASKER_ONLY = re.compile(r"(那么|那|我们|我|现在|直接|还|也|就|是不是|是否)*")
 _REFUSAL = re.compile(r"拒绝|不配合|挡回")
+# A number of times or things the clause allows at most, and one asked about (两次, 第二次, 多次).
+_ONLY_COUNT = re.compile(r"只能[^，。；]{0,12}?([一二两三四五六七八九十\d]+)(次|个|名|家|份)")
+_ASKED_COUNT = re.compile(r"([一二两三四五六七八九十\d]+)(次|个|名|家|份)|(多|第[二三四五六七八九十])(次|个|名|家|份)")
+# The other side's approval asked about (需要公司批准吗), and whether a clause asks for any.
+_APPROVAL = re.compile(r"批准|同意|允许")
+_OTHERS_APPROVAL = re.compile(r"(公司|单位|老板|领导|商家|平台|店|房东|物业|银行|卖家|对方|他们)[^，。？]{0,4}(批准|同意|允许|点头|签字)")
+# Keeping asked about (还能留着吗, 能一直保存吗) against a duty to delete.
+_KEEP_ASKED = re.compile(r"留着|保留|留存|保存|存着|不删")
+_DELETE_DUTY = re.compile(r"应当[^。；]{0,8}(删除|销毁)")
 # The duty is to let the asker refuse (「…应当…向个人提供便捷的拒绝方式」): refusing is what it gives, not an evasion.
 _REFUSAL_GIVEN = re.compile(r"拒绝(的)?方式|有权拒绝|可以拒绝")
 _EVADE = re.compile(r"拒绝|不配合|(可以|能)不(?!能)|(可以|能)[^，。？不]{1,8}不(?=赔|给|付|退|还|发|管)|"
@@ -643,9 +690,9 @@ _SKIPPED_STEPS = (
     (re.compile(_NOT + r"(跟|和|向)?[^，。？]{0,4}?(告诉|告知|通知|说明|说一声|打招呼|提醒)"), re.compile(r"告知|通知|说明")),
     (re.compile(_NOT + r"[^，。？]{0,4}?(标|注明|提示)"), re.compile(r"标明|标示|标识|提示")),
 )
-# The other side withheld an act (不给人工窗口办, 一分钱不发, 没跟我商量, 也没给任何说法, 找不到关掉的开关), not the
+# The other side withheld an act (不给人工窗口办, 一分钱不发, 没跟我商量, 拒绝给我开发票, 找不到关掉的开关), not the
 # asker's own state (鞋没穿过, 我只注册了没借, 不会用智能手机).
-_WITHHELD = re.compile(r"(没有?|不|未|一律不|从不)[^，。？！]{0,2}?(给|发|开|写|跟|和|向|告诉|告知|通知|问|处理|理|回|签|"
+_WITHHELD = re.compile(r"(没有?|不|未|一律不|从不|拒绝|拒不)[^，。？！]{0,2}?(给|发|开|写|跟|和|向|告诉|告知|通知|问|处理|理|回|签|"
                        r"经|让|退|还|赔|付|管|办|公开|说|提供|搞)|没人|找不到|查不到")
 # … or imposed its own terms on the asker (只能在App上办, 必须同时买, 要开付费会员才能查, 逼我改种)
 _IMPOSED = re.compile(r"只能|必须|非要|非得|才(能|给|肯|让)|逼|强制|硬(要|让|逼)")

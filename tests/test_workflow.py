@@ -79,7 +79,7 @@ def test_pass_path_answers_from_local_articles(settings, factory):
     assert 10 in numbers(state)
     answer = FINAL_ANSWER.get(state)
     # the conclusion first (the label decided in code, then the model's checked sentence), then 第十条's own words
-    assert answer.startswith("**结论**：不可以。公司不能把您的手机号卖给别人。\n\n**依据**：第十条规定：“")
+    assert answer.startswith("**结论**：不合法。公司不能把您的手机号卖给别人。\n\n**依据**：第十条规定：“")
     assert "不得非法买卖、提供或者公开他人个人信息" in answer and "以上依据" in answer
     citations = CITATIONS.get(state)
     assert citations.listed == [["中华人民共和国个人信息保护法", 10]] and not citations.invalid
@@ -119,7 +119,7 @@ def test_invented_citation_is_removed_and_recorded(settings, factory):
     assert CITATIONS.get(state).invalid == [99]
     answer = FINAL_ANSWER.get(state)
     body, note = answer.split("核对说明")
-    assert "九十九" not in answer and body.startswith("**结论**：不可以。\n\n**依据**：") and "已删去" in note
+    assert "九十九" not in answer and body.startswith("**结论**：不合法。\n\n**依据**：") and "已删去" in note
 
 
 def test_fail_goes_to_web_and_fuses_with_fenced_web_text(settings, factory):

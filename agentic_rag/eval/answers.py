@@ -32,7 +32,7 @@ from pathlib import Path
 from ..config import Settings
 from ..conversation import offered_articles
 from ..oneshot import ask
-from ..stages.answer.conclusion import OPPOSITE, POLARITY_LABELS, SHOWN_AS
+from ..stages.answer.conclusion import OPPOSITE, POLARITY_LABELS, SHOWN_AS, SHOWN_LAWFUL
 from ..stages.base import user_text
 from ..state import ANSWER, CITATIONS, FINAL_ANSWER, LLM_CALLS, PATH, QUALITY, RETRIEVAL, TIMINGS
 from .e2e import CheckpointMismatchError, _append, key, run_config
@@ -45,8 +45,9 @@ REFUSAL_PATHS = ("none", "out_of_kb", "chitchat", "rejected", "error")
 _POLARITY = [("不可以", r"不可以|不能|不得|不合法|不允许|违法|无权|禁止"), ("不需要", r"不需要|无需|不必|不用"),
              ("视情况", r"视情况|取决于|要看|分情况|视具体"), ("需要", r"需要|应当|必须|须"),
              ("可以", r"可以|能够|合法|有权|允许")]
-_CONCLUSION = re.compile(r"结论\**\s*[:：]\s*\**\s*(" + "|".join((*SHOWN_AS.values(), *LABELS)) + ")")
-_SHOWN_LABEL = {shown: label for label, shown in SHOWN_AS.items()}  # 「结论：属于。」 answers a 需要 ask
+# 「结论：属于。」 shows a 需要 label, 「结论：不合法。」 a 不可以 one (`conclusion.shown_label`)
+_SHOWN_LABEL = {shown: label for label, shown in (*SHOWN_AS.items(), *SHOWN_LAWFUL.items())}
+_CONCLUSION = re.compile(r"结论\**\s*[:：]\s*\**\s*(" + "|".join((*_SHOWN_LABEL, *LABELS)) + ")")
 _SENTENCE = re.compile(r"[^。！？；\n]+[。！？；]?")
 _EXPLAINED = re.compile(r"^\**答复\**\s*[:：]", re.M)  # how-to and lookup answers: an explanation, no polar label
 

@@ -1011,3 +1011,17 @@ def test_an_approval_the_law_does_not_ask_is_not_needed():
 ])
 def test_what_the_question_asks_stop_56(question, kind):
     assert ask_kind(question) == kind
+
+
+def test_a_question_whether_something_is_lawful_is_answered_lawful_or_not():
+    from agentic_rag.eval.answers import conclusion_label
+    from agentic_rag.stages.answer.conclusion import shown_label
+    # it was 「结论：可以。」 to 「…之前处理我信息的行为还算合法吗？」
+    assert shown_label("我撤回同意以后，App之前处理我信息的行为还算合法吗？", "可以") == "合法"
+    assert shown_label("商家拒绝给我开发票，合法吗？", "不可以") == "不合法"
+    assert shown_label("商家拒绝给我开发票，合法吗？", "视情况") == "视情况"
+    assert shown_label("大数据杀熟违法吗？", "不可以") == "不可以"  # 不合法 would answer 违法吗 in the negative's words
+    assert shown_label("公司能扣我的身份证吗？", "不可以") == "不可以"
+    # the answers eval reads the shown word back as the label
+    assert conclusion_label("**结论**：不合法。\n\n**依据**：…") == "不可以"
+    assert conclusion_label("**结论**：合法。") == "可以"

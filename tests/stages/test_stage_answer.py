@@ -5,6 +5,7 @@ from __future__ import annotations
 from agentic_rag.legal.numerals import article_cn
 from agentic_rag.retrieval.types import Article, Retrieval
 from agentic_rag.stages.answer.agent import AnswerStage
+from agentic_rag.stages.answer.conclusion import shown_label
 from agentic_rag.state import (
     ANSWER,
     BRANCH,
@@ -90,7 +91,8 @@ def test_a_sentence_that_only_restates_the_question_is_not_shown_and_not_reporte
     _, final, _ = answer(fake_settings, "不可以，因为网站要卖我的浏览记录。", path="pass",
                          question="网站要卖我的浏览记录，合法吗？")
     text = FINAL_ANSWER.get(final)
-    assert text.startswith("**结论**：不可以。\n\n**依据**：") and "已删去" not in text and "因为网站" not in text
+    # 合法吗 is answered 不合法 (the label is 不可以)
+    assert text.startswith("**结论**：不合法。\n\n**依据**：") and "已删去" not in text and "因为网站" not in text
     sentence = ANSWER.get(final).sentences[0]
     assert not sentence.kept and sentence.why == "重复问题"
 
@@ -173,7 +175,7 @@ def test_conditions_and_exceptions_of_the_governing_article_are_listed(fake_sett
     _, final, _ = answer(fake_settings, "不可以，App不能因为您不授权就不让您用。", path="pass",
                          question="App不给通讯录权限就不让用，这合法吗？", numbers=(16,), relevant=(16,))
     text = FINAL_ANSWER.get(final)
-    assert text.startswith("**结论**：不可以。") and "所必需的除外" in text
+    assert text.startswith("**结论**：不合法。") and "所必需的除外" in text
 
 
 def test_a_hedged_answer_says_it_is_unsure_and_what_would_decide_it(fake_settings):
@@ -402,7 +404,7 @@ def test_an_it_depends_label_is_decided_by_the_embedded_models_logit_only_at_its
         prefix, tails = model.scored[0]
         assert model.prompts[0].startswith(prefix) and "是否合法、被允许" in tails[0]  # the sentence reuses the prefix
         labels[d] = (ANSWER.get(final).asks[0].label, ANSWER.get(final).asks[0].rule.endswith("/model"))
-        assert FINAL_ANSWER.get(final).startswith(f"**结论**：{labels[d][0]}。")
+        assert FINAL_ANSWER.get(final).startswith(f"**结论**：{shown_label(kw['question'], labels[d][0])}。")
     assert labels == {3.0: ("可以", True), 0.2: ("视情况", False), -3.0: ("不可以", True)}
 
 

@@ -108,12 +108,18 @@ def ask_kind(question: str) -> AskKind:
 # checks and the eval compare, stays the same).
 _CLASSIFIES = re.compile(r"(算不算|属不属于|算是|算|属于)[^，。？需要得]{0,14}[吗么]?$")
 SHOWN_AS = {"需要": "属于", "不需要": "不属于"}
+# 「…还算合法吗？」 asks whether something is lawful: 可以 / 不可以 are shown as 合法 / 不合法 (not 「违法吗」: 不合法
+# would answer it yes in the negative's words).
+_LAWFUL = re.compile(r"(合法|合规)[吗么]?$")
+SHOWN_LAWFUL = {"可以": "合法", "不可以": "不合法"}
 
 
 def shown_label(question: str, label: str) -> str:
     """The label as the 结论 line shows it for this question."""
-    asks = final_clause(question)
-    return SHOWN_AS.get(label, label) if ask_kind(question) == "need" and _CLASSIFIES.search(asks) else label
+    asks, kind = final_clause(question), ask_kind(question)
+    if kind == "need" and _CLASSIFIES.search(asks):
+        return SHOWN_AS.get(label, label)
+    return SHOWN_LAWFUL.get(label, label) if kind == "permission" and _LAWFUL.search(asks) else label
 
 
 _QUESTION_FORM = re.compile(r"[？?吗呢么，,。；;！!]|能|可以|是否|是不是|要不要|行不行|对不对|有没有|算不算|会不会|该不该|谁|怎")

@@ -42,6 +42,9 @@ def test_signals():
     assert topics("被公司辞退了还泄露了我的手机号", PIPL).outside == ["劳动用工"]
     assert clauses("孩子的信息能收集吗？另外泄露了怎么赔？") == ["孩子的信息能收集吗？", "另外泄露了怎么赔？"]
     assert clauses("能不能？可以吗？") == ["能不能？可以吗？"]  # too short to stand alone
+    # a fact told without asking belongs to an ask (it was answered as 「问题2：我的合同是两年的」)
+    assert clauses("公司能不能跟我约定试用期6个月？我的合同是两年的") == ["公司能不能跟我约定试用期6个月？我的合同是两年的"]
+    assert clauses("我在试用期；公司能辞退我吗？另外，我能要加班费吗？") == ["我在试用期；公司能辞退我吗？", "另外，我能要加班费吗？"]
 
 
 def router(fake_settings, fake_retriever, *replies, **update):

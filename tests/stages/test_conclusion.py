@@ -1025,3 +1025,61 @@ def test_a_question_whether_something_is_lawful_is_answered_lawful_or_not():
     # the answers eval reads the shown word back as the label
     assert conclusion_label("**结论**：不合法。\n\n**依据**：…") == "不可以"
     assert conclusion_label("**结论**：合法。") == "可以"
+
+
+def test_a_follow_up_that_puts_the_asker_in_the_previous_asks_place_asks_their_own_act():
+    notice = clauses("劳动者提前三十日以书面形式通知用人单位，可以解除劳动合同。劳动者在试用期内提前三日通知用人单位，"
+                     "可以解除劳动合同。")[1]
+    # it was 「视情况。取决于劳动者是否提前通知用人单位。」
+    assert decide("上一问题：我在试用期，公司能随时辞退我吗？；追问：那我自己想走呢？", notice).label == "可以"
+    assert ask_kind("上一问题：电商平台能删除差评吗？；追问：违反了会被怎么罚？") == "info"  # it was 视情况
+
+
+def test_asked_a_number_the_general_rule_answers_before_a_special_case_and_a_sanction_lists_the_act_told():
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import conditions, deciding_clause
+
+    text = ("经济补偿按劳动者在本单位工作的年限，每满一年支付一个月工资的标准向劳动者支付。六个月以上不满一年的，按一年计算；"
+            "不满六个月的，向劳动者支付半个月工资的经济补偿。劳动者月工资高于用人单位所在直辖市、设区的市级人民政府公布的"
+            "本地区上年度职工月平均工资三倍的，向其支付经济补偿的标准按职工月平均工资三倍的数额支付，向其支付经济补偿的年限"
+            "最高不超过十二年。")
+    art = Article(id="lcl#47", title="第四十七条", law="劳动合同法", article=47, article_cn="第四十七条", text=text)
+
+    def cap_nearest(question, texts):  # the embedder put the high-wage cap nearest to 「补偿标准是多少？」
+        return [0.6 if "三倍" in t else 0.5 for t in texts]
+
+    # it was the cap: 「劳动者月工资高于三倍职工月平均工资的…」 as the answer to what the standard is
+    asked = "上一问题：公司跟我解除劳动合同，要给经济补偿吗？；追问：补偿标准是多少？"
+    assert deciding_clause(asked, [art], cap_nearest).clause.text.startswith("经济补偿按劳动者在本单位工作的年限")
+    assert "三倍" in deciding_clause("我月工资高于当地平均工资三倍，补偿标准是多少？", [art], cap_nearest).clause.text
+
+    fines = ("电子商务平台经营者违反本法规定，有下列行为之一的，由市场监督管理部门责令限期改正，可以处二万元以上十万元以下的罚款；"
+             "情节严重的，处十万元以上五十万元以下的罚款：（一）未在首页显著位置持续公示平台服务协议、交易规则信息的；"
+             "（二）修改交易规则未在首页显著位置公开征求意见的；（三）未以显著方式区分标记自营业务和平台内经营者开展的业务的；"
+             "（四）未为消费者提供对平台内销售的商品或者提供的服务进行评价的途径，或者擅自删除消费者的评价的。")
+    fined = Article(id="ec#81", title="第八十一条", law="电子商务法", article=81, article_cn="第八十一条", text=fines)
+    question = "上一问题：电商平台能删除差评吗？；追问：违反了会被怎么罚？"
+    best = deciding_clause(question, [fined], lambda q, texts: [0.6 if "（" not in t else 0.5 for t in texts])
+    assert conditions(fined, best.clause, question)[0].item == "（四）"  # it was item (一), about the home page
+
+
+LABOUR_19 = ("劳动合同期限三个月以上不满一年的，试用期不得超过一个月；劳动合同期限一年以上不满三年的，试用期不得超过二个月；"
+             "三年以上固定期限和无固定期限的劳动合同，试用期不得超过六个月。同一用人单位与同一劳动者只能约定一次试用期。"
+             "以完成一定工作任务为期限的劳动合同或者劳动合同期限不满三个月的，不得约定试用期。")
+
+
+@pytest.mark.parametrize("question, bracket, label", [
+    # it was 「不可以。」 from 「…不满三个月的，不得约定试用期」 whatever the months asked
+    ("公司能不能跟我约定试用期6个月？我的合同是两年的", "一年以上不满三年", "不可以"),
+    ("公司能不能跟我约定试用期1个月？我的合同是两年的", "一年以上不满三年", "可以"),
+    ("我的劳动合同签了三年，试用期能约定半年吗？", "三年以上", "可以"),
+    ("合同签了八个月，试用期能约定两个月吗？", "三个月以上不满一年", "不可以"),
+])
+def test_the_bracket_of_time_the_question_tells_decides_and_its_limit_is_compared(question, bracket, label):
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import deciding_clause
+
+    art = Article(id="lcl#19", title="第十九条", law="劳动合同法", article=19, article_cn="第十九条", text=LABOUR_19)
+    # the embedder put 「…不满三个月的，不得约定试用期」 nearest, as it did for the tryout's question
+    best = deciding_clause(question, [art], lambda q, texts: [0.6 if "不得约定试用期" in t else 0.5 for t in texts])
+    assert best.clause.text.startswith(("劳动合同期限" + bracket, bracket)) and decide(question, best.clause).label == label

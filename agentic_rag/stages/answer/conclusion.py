@@ -10,6 +10,7 @@ eval/conclusion_rules.py measures these rules alone, on the gold articles.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -53,7 +54,8 @@ _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
     ("info", re.compile(r"是什么|有哪些|哪些|什么时候|规定了什么|什么意思|"
                         r"什么是|什么叫|何为|何谓|啥是|啥叫|是指什么|指的是什么|"  # what a term means
                         r"谁(来)?(负责|管|监管|监督)|由谁|归谁|(干|做)(什么|啥|嘛)的|怎么定义|定义是|"  # who is in charge
-                        r"(什么|哪些|何)(条件|不同|区别)|区别是")),  # what it takes; how two rules differ
+                        r"(什么|哪些|何)(条件|不同|区别)|区别是|"  # what it takes; how two rules differ
+                        r"(怎么|怎样|如何)(处)?罚|(什么|哪些)(处罚|后果)")),  # what the sanction is
     ("permission", re.compile(r"合法|违法|可以.{0,16}吗|行吗|能.{0,16}吗|合规|对吗|允许|有权这么|算不算|违规|侵权|这样.{0,4}(可以|行|对)")),
 )
 
@@ -171,6 +173,56 @@ def exception_applies(question: str, clause: Clause) -> bool:
     return bool(part) and len(hanzi_bigrams(question) & hanzi_bigrams(part)) >= max(2, len(hanzi_bigrams(part)) // 3)
 
 
+def _bracket(text: str) -> tuple[float, float, set[str]] | None:
+    """The time bracket a clause is for (「劳动合同期限一年以上不满三年的」 → 365-1095 days) and the words of what it
+    brackets (劳动合同期限)."""
+    m = _BRACKET.search(text)
+    if not m:
+        return None
+    g = m.groups()
+    with contextlib.suppress(ValueError):
+        low = cn_to_int(g[0] or g[4] or "0") * _DAYS.get(g[1] or g[5], 1)
+        high = cn_to_int(g[2]) * _DAYS[g[3]] if g[2] else math.inf
+        segment = next(p for p in re.split(r"[，,；;。]", text) if m.group(0) in p)
+        return low, high, hanzi_bigrams(segment.replace(m.group(0), ""))
+    return None
+
+
+def _told_spans(question: str) -> list[tuple[int, set[str]]]:
+    """Each span of time the question tells (三年, 6个月), in days, with the words of its clause."""
+    found = []
+    for segment in re.split(r"[，,。？?！!；;]", question):
+        halves = [_HALF_DAYS[m.group(1)] for m in _HALF.finditer(segment)]
+        found += [(days, hanzi_bigrams(segment)) for days in _days(segment, _SPAN) + halves]
+    return found
+
+
+def bracket_fit(question: str, clause: Clause) -> bool | None:
+    """Whether the span the question tells of what the clause's bracket is about (「我的合同是两年的」 against
+    「劳动合同期限一年以上不满三年的」) falls inside it; None when the clause has no bracket or the question no such span."""
+    found = _bracket(clause.full)
+    if not found:
+        return None
+    low, high, subject = found
+    spans = [days for days, words in _told_spans(question) if words & subject]
+    return any(low <= days < high for days in spans) if spans else None
+
+
+def within_limit(question: str, clause: Clause) -> bool | None:
+    """Whether what the question asks to agree (「约定试用期6个月」) stays within the clause's limit (「试用期不得超过二个月」):
+    a span told of the limit's subject, not of the clause's bracket. None when either is missing."""
+    limit = _LIMIT.search(clause.full)
+    if not limit:
+        return None
+    segment = next(p for p in re.split(r"[，,；;。]", clause.full) if limit.group(0) in p)
+    subject = hanzi_bigrams(segment[:segment.index(limit.group(0))])
+    bracketed = (_bracket(clause.full) or (0, 0, set()))[2]
+    asked = [days for days, words in _told_spans(question) if words & subject and not words & bracketed]
+    with contextlib.suppress(ValueError):
+        return max(asked) <= cn_to_int(limit.group(1)) * _DAYS[limit.group(2)] if asked else None
+    return None
+
+
 def _days(text: str, pattern: re.Pattern) -> list[int]:
     """Each span `pattern` finds in `text` (三年, 两个月, 十天), in days."""
     found = []
@@ -278,6 +330,8 @@ def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> L
 
 def _permission(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
     asking = final_clause(question)
+    if (fits := within_limit(question, clause)) is not None:
+        return "可以" if fits else "不可以"  # 「…约定试用期6个月？我的合同是两年的」 against 「…不得超过二个月」
     if mod == "prohibit" or _AT_WILL.search(asking) and conditioned(mod, clause, asking):
         return "不可以"  # 「App可以随便读我手机通讯录吗」 against 第十三条: only on a ground the law states, not at will
     if exceeds_count(asked_part(question), clause):
@@ -563,9 +617,9 @@ def others_permission(question: str, clause: Clause) -> bool:
 
 def own_act(asking: str) -> bool:
     """The asking clause (`final_clause`) asks whether the asker may do something: nothing but the asker stands
-    before 能/可以."""
+    before 能/可以, or a follow-up puts the asker in the previous ask's place (「那我自己想走呢？」)."""
     m = _MAY.search(asking)
-    return bool(m) and bool(_ASKER_ONLY.fullmatch(asking[:m.start()]))
+    return bool(m) and bool(_ASKER_ONLY.fullmatch(asking[:m.start()])) or bool(_OWN_WISH.fullmatch(asking))
 
 
 def age_case(question: str, clause: Clause) -> str | None:
@@ -626,6 +680,11 @@ _NUMERAL = r"([一二两三四五六七八九十百\d]+)"
 _REACHED = re.compile(rf"(?<![不未])满{_NUMERAL}个?(年|月|日)")  # 满四年, 满六个月: a time the rule's case must reach (not 不满一年: a bound)
 _SPAN = re.compile(rf"{_NUMERAL}个?(年|月|日|天)(?!以[上下内])")  # 三年, 两个月, 十天 told in a question
 _DAYS = {"年": 365, "月": 30, "日": 1, "天": 1}
+# A bracket of time a rule is for (「三个月以上不满一年的」, 「不满三个月的」, 「三年以上…的」) and a limit it sets (「不得超过二个月」).
+_BRACKET = re.compile(rf"(?:{_NUMERAL}个?(年|月|日|天)以上)?(?:不满|不足){_NUMERAL}个?(年|月|日|天)|{_NUMERAL}个?(年|月|日|天)以上")
+_HALF = re.compile(r"半个?(年|月)")  # 半年 is six months (as 六个月 reads), 半个月 fifteen days
+_HALF_DAYS = {"年": 6 * _DAYS["月"], "月": 15}
+_LIMIT = re.compile(rf"不得(?:超过|多于|长于){_NUMERAL}个?(年|月|日|天)")
 _AGE_LIMIT = re.compile(r"不满([一二三四五六七八九十\d]+)周岁")
 _CHILD = re.compile(r"孩子|小孩|儿童|未成年|小学|幼儿")
 _UNDER_AGE = re.compile(r"[不未]满[一二三四五六七八九十\d]+周?岁|[一二三四五六七八九十\d]+周?岁以下|小学|幼儿|婴|宝宝")
@@ -643,6 +702,8 @@ _MAY = re.compile(r"能|可以")
 _AT_WILL = re.compile(r"随便|随意|任意|想怎么[^，。？]{0,6}就怎么|肆意")
 # What may stand before 能/可以 when the asker asks about their own act (「那我现在还能撤回吗」, 「就可以离职吗」).
 _ASKER_ONLY = re.compile(r"(那么|那|我们|我|现在|直接|还|也|就|是不是|是否)*")
+# 「那我自己想走呢」 after 「公司能随时辞退我吗？」: the same ask, of the asker's own act.
+_OWN_WISH = re.compile(r"(那么|那|如果|要是)*我(自己)?(想|要|打算)[^，。？吗]{1,8}呢")
 _REFUSAL = re.compile(r"拒绝|不配合|挡回")
 # A number of times or things the clause allows at most, and one asked about (两次, 第二次, 多次).
 _ONLY_COUNT = re.compile(r"只能[^，。；]{0,12}?([一二两三四五六七八九十\d]+)(次|个|名|家|份)")

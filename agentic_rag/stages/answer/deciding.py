@@ -18,7 +18,16 @@ from ...legal.numerals import QUANTITY
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from ...retrieval.types import Article
-from .conclusion import EXPLAINED, NUMBER_ASK, ask_kind, asks_penalty, clause_modality, final_clause
+from .conclusion import (
+    EXPLAINED,
+    NUMBER_ASK,
+    ask_kind,
+    asked_part,
+    asks_penalty,
+    bracket_fit,
+    clause_modality,
+    final_clause,
+)
 
 Embed = Callable[[str, list[str]], np.ndarray]  # (question, clause texts) → cosine per clause
 RELEVANCE_LIFT = 0.05  # per unit of P(relevant): the more relevant article wins a near tie
@@ -48,6 +57,7 @@ DEONTIC_LIFT = 0.02
 QUANTITY_ASK = re.compile(NUMBER_ASK + r"|最长|最多|上限")
 # Asked which things (「七天无理由退货，哪些商品不能退？」), the whole list answers, not the item nearest to the question.
 LIST_ASK = re.compile(r"哪些|哪几|什么(情形|情况)")
+_CASE = re.compile(r"^([^。；]{2,60}?)的[，,]")  # 「…三倍的，」: the case a clause is for
 _CONDITION = re.compile(r"有下列情形之一|符合下列|具备下列|应当具备|只有在|方可|前提")
 # A clause that only names 条件 states the condition of its own rule (「请求转移…符合…规定条件的，应当提供转移的途径」 beside
 # 查阅、复制): it is listed when it is about what the question is about, i.e. shares a word with it beyond the words
@@ -102,11 +112,22 @@ def deciding_clause(question: str, articles: Sequence[Article], embed: Embed | N
         if kind == "howto":  # no near tie: while the user has a clause to act on, another's power is no answer
             ranked.sort(key=lambda r: yields(r.clause, kind))
     if QUANTITY_ASK.search(final_clause(question)):
-        ranked.sort(key=lambda r: not QUANTITY.search(r.clause.full))
+        ranked.sort(key=lambda r: (not QUANTITY.search(r.clause.full), special_case(question, r.clause)))
+    fits = [bracket_fit(question, r.clause) for r in ranked]
+    if True in fits:  # the bracket of time the question tells (「我的合同是两年的」 → 一年以上不满三年的) decides
+        ranked = [r for _, r in sorted(zip(fits, ranked), key=lambda p: {True: 0, None: 1, False: 2}[p[0]])]
     if ranked and ranked[0].clause.item and asks_a_list(question):
         best = ranked[0]  # the nearest item is one of the answers; the list is the answer
         return Ranked(best.article, Clause(best.clause.sentence, sentence=best.clause.sentence), best.score)
     return ranked[0] if ranked else None
+
+
+def special_case(question: str, clause: Clause) -> bool:
+    """The clause is for a case the question (a follow-up: what it asks itself) does not tell (「劳动者月工资高于…职工月平均
+    工资三倍的，…」, 「六个月以上不满一年的，按一年计算」): asked the number, the general rule (「每满一年支付一个月工资」)
+    answers first."""
+    case = _CASE.match(clause.text)
+    return bool(case) and not (hanzi_bigrams(case.group(1)) - DRAFTING) & hanzi_bigrams(asked_part(question))
 
 
 def _excepted_items_need_their_case(question: str, pool: list[tuple[Article, Clause]],
@@ -181,10 +202,12 @@ def conditions(article: Article, deciding: Clause, question: str, common: frozen
                 and (EXCEPTION.search(c.text) or _CONDITION.search(c.full) or _on_topic_condition(c, question, common)
                      or graded and imposes_penalty(c.full)):
             found[c.quote] = c
-    # a grade's own case comes first: 「对直接负责的主管人员…处十万元以上一百万元以下罚款」 is for the 「情节严重的」 before it
+    # a grade's own case comes first: 「对直接负责的主管人员…处十万元以上一百万元以下罚款」 is for the 「情节严重的」 before it;
+    # then the listed sanctioned act the question tells of (「…删除差评…」 → 「（四）…擅自删除消费者的评价的」, not item (一))
     at = next((i for i, c in enumerate(ordered) if c == deciding), 0)
     case = {c.quote for c in ordered[:at] if graded and c.sentence and c.sentence == deciding.sentence}
-    return sorted(found.values(), key=lambda c: c.quote not in case)
+    told = hanzi_bigrams(question) - common if graded else set()
+    return sorted(found.values(), key=lambda c: (c.quote not in case, -len(told & hanzi_bigrams(c.text)) if c.item else 0))
 
 
 def _on_topic_condition(clause: Clause, question: str, common: frozenset[str]) -> bool:

@@ -23,9 +23,10 @@ _LEGAL = re.compile(r"法|条|律|权|违|赔|罚|诉|合同|责任|规定|合�
 _CLAUSE_END = re.compile(r"(?<=[？?；;])|(?<=[，,。])(?=另外|此外|而且|还有一个问题)")
 MIN_CLAUSE_CHARS = 6
 # A clause that only points back ("它能这样吗？", "这样合法吗？") is part of the ask before it.
+_POINTS_BACK = re.compile(r"^(它|他们|她们|这样|这|那|那么|对方)")
 # What makes a piece an ask rather than a fact told (「我的合同是两年的」).
 _ASKS = re.compile(r"[？?]$|[吗呢么嘛]|能|可以|是否|是不是|要不要|怎么|如何|什么|哪|谁|多少|几|有没有|需不需要|行不行|算不算|合法|违法")
-_POINTS_BACK = re.compile(r"^(它|他们|她们|这样|这|那|那么|对方)")
+_STOPS = ("？", "?", "；", ";", "。")
 
 
 @dataclass
@@ -104,11 +105,6 @@ def other_laws_named(question: str, kb_laws: list[str]) -> list[str]:
     return sorted(n for n in named if resolve(n, kb_laws) is None and national_title(n) is not None)
 
 
-def _joined(before: str, piece: str) -> str:
-    """`piece` as it follows `before` in one ask: after a comma where `before` ends without a stop."""
-    return piece if before.endswith(("？", "?", "；", ";", "。")) else "，" + piece
-
-
 def clauses(question: str) -> list[str]:
     """The question split into asks (？ ； 另外 …); clauses too short to stand alone are joined to the previous, and
     a fact told without asking (「…约定试用期6个月？我的合同是两年的」) to the ask it tells about: the one before it,
@@ -118,14 +114,14 @@ def clauses(question: str) -> list[str]:
     for piece in (p.strip(" ，,。") for p in _CLAUSE_END.split(question)):
         if not piece:
             continue
-        if not _ASKS.search(piece):
+        if not _ASKS.search(piece):  # joined after a comma where the text before it ends without a stop
             if parts:
-                parts[-1] += _joined(parts[-1], piece)
+                parts[-1] += piece if parts[-1].endswith(_STOPS) else "，" + piece
             else:
-                told += piece + _joined(piece, "")
+                told += piece if piece.endswith(_STOPS) else piece + "，"
         elif parts and (len(piece) < MIN_CLAUSE_CHARS or _POINTS_BACK.match(piece)):
             parts[-1] += piece
         else:
             parts.append(told + piece)
             told = ""
-    return parts + [told] if told else parts
+    return parts + [told.rstrip("，")] if told else parts

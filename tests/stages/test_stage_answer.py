@@ -498,3 +498,17 @@ def test_a_definition_judged_most_relevant_leaves_a_polar_ask_to_the_next_articl
                          numbers=(68, 72), relevant=(68, 72))
     assert ANSWER.get(final).asks[0].article == f"{PIPL}#72"
     assert FINAL_ANSWER.get(final).startswith("**结论**：不可以。")
+
+
+def test_a_definition_a_yes_no_answer_stands_on_is_said_to_decide_nothing_without_the_model(fake_settings):
+    # 「App能随便收集我的通讯录吗？」 passed on 第四条 alone, and the 1.5B wrote 「取决于是否已识别或者可识别的自然人有关」
+    TEXT[4] = "个人信息是以电子或者其他方式记录的与已识别或者可识别的自然人有关的各种信息，不包括匿名化处理后的信息。"
+    embedded = fake_settings.model_copy(update={"agentic_rag_model": "local/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"})
+    model = MockScoringModel.create("取决于是否已识别或者可识别的自然人有关。")
+    model.diffs = [0.0]
+    _, final, _ = answer(embedded, model=model, path="pass", question="App能随便收集我的通讯录吗？", numbers=(4,),
+                         relevant=(4,))
+    text = FINAL_ANSWER.get(final)
+    assert ANSWER.get(final).asks[0].label == "视情况" and not model.prompts  # no sentence asked of the model
+    first_line = text.split("\n")[0]
+    assert first_line.startswith("**结论**：视情况。下面引用的条文只界定了相关概念的含义，没有直接规定")

@@ -64,7 +64,8 @@ from ..base import SYSTEM, LlmStage
 from ..evidence import label, prompt_articles, shared_prefix
 from . import form, polarity, prompt
 from .citations import Evidence, check, note
-from .conclusion import AGE_OVER, CONSENT_UNANSWERED, age_limit, asks_penalty, decide, fact_unstated, rule_marker
+from .conclusion import (AGE_OVER, CONSENT_UNANSWERED, age_limit, asks_penalty, decide, fact_unstated, only_defines,
+                         rule_marker)
 from .deciding import Embed, deciding_clause, embedder_similarity, governing_order, is_remedy, rank_clauses
 from .stream import VerifiedStream
 from .support import (NOTHING, REPEATED, RESTATED, judge_sentence, repeats_quote, restates_question, says_nothing,
@@ -110,14 +111,19 @@ def evidence_of(state) -> Evidence:
 
 def fixed_sentence(plan: form.AskPlan) -> str | None:
     """What the code says after the label where a model's sentence could only guess: the clause is silent on the
-    consent asked about, the child's age the rule turns on is not given, or the age given is past the rule's
-    bracket (「不属于。」 alone would hide that the rule's other cases — the kind of information — still apply)."""
+    consent asked about or only defines a term, the child's age the rule turns on is not given, or the age given is
+    past the rule's bracket (「不属于。」 alone would hide that the rule's other cases — the kind of information — still
+    apply)."""
     if plan.rule == CONSENT_UNANSWERED:
         return prompt.SILENT_ON_CONSENT
     limit = age_limit(plan.clause.full) if plan.clause else None
     if limit and fact_unstated(plan.rule):
         return prompt.AGE_DECIDES.format(limit=limit)
-    return prompt.AGE_OVER.format(limit=limit) if limit and rule_marker(plan.rule) == AGE_OVER else None
+    if limit and rule_marker(plan.rule) == AGE_OVER:
+        return prompt.AGE_OVER.format(limit=limit)
+    if plan.label == "视情况" and plan.clause and only_defines(plan.clause):
+        return prompt.ONLY_DEFINES  # 「App能随便收集我的通讯录吗？」 from 第四条: a model's 「取决于…」 would be invented
+    return None
 
 
 def sanctions(state, articles: list[Article], given: list[Article]) -> list[Article]:

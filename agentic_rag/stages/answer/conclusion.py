@@ -280,6 +280,12 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
     return Decision(label, f"{kind}/{mod}")
 
 
+def only_defines(clause: Clause) -> bool:
+    """The clause says what a term means (「个人信息是以电子或者其他方式记录的…各种信息」) and regulates nothing: where
+    it is all a 视情况 stands on, it cannot say what the answer depends on."""
+    return clause_modality(clause) == "none" and bool(_DEFINITION.search(clause.text))
+
+
 def deems_absent(question: str, clause: Clause) -> bool:
     """The clause deems absent what the question asks for: 「借钱没写利息，能要利息吗」 against 「…没有约定的，视为没有
     利息」 (likewise 视为无偿保管, 视为不同意)."""

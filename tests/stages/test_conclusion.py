@@ -1083,3 +1083,10 @@ def test_the_bracket_of_time_the_question_tells_decides_and_its_limit_is_compare
     # the embedder put 「…不满三个月的，不得约定试用期」 nearest, as it did for the tryout's question
     best = deciding_clause(question, [art], lambda q, texts: [0.6 if "不得约定试用期" in t else 0.5 for t in texts])
     assert best.clause.text.startswith(("劳动合同期限" + bracket, bracket)) and decide(question, best.clause).label == label
+
+
+@pytest.mark.parametrize("question, label", [("竞业限制能约定一年吗？", "可以"), ("竞业限制能约定三年吗？", "不可以"),
+                                             ("公司跟我约定竞业限制三年，合法吗？", "不可以")])
+def test_a_limit_after_a_comma_limits_what_the_segment_before_it_names(question, label):
+    limit = next(c for c in clauses("在解除或者终止劳动合同后，前款规定的人员到其他用人单位的竞业限制期限，不得超过二年。"))
+    assert decide(question, limit).label == label  # 一年 was 「不可以。」: 不得 read whatever the span asked

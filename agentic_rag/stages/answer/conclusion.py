@@ -214,8 +214,11 @@ def within_limit(question: str, clause: Clause) -> bool | None:
     limit = _LIMIT.search(clause.full)
     if not limit:
         return None
-    segment = next(p for p in re.split(r"[，,；;。]", clause.full) if limit.group(0) in p)
-    subject = hanzi_bigrams(segment[:segment.index(limit.group(0))])
+    segments = re.split(r"[，,；;。]", clause.full)
+    at = next(i for i, p in enumerate(segments) if limit.group(0) in p)
+    # what is limited stands before 不得超过 (「试用期不得超过二个月」) or, after a comma, in the segment before it
+    # (「…竞业限制期限，不得超过二年」)
+    subject = hanzi_bigrams(segments[at][:segments[at].index(limit.group(0))] or (segments[at - 1] if at else ""))
     bracketed = (_bracket(clause.full) or (0, 0, set()))[2]
     asked = [days for days, words in _told_spans(question) if words & subject and not words & bracketed]
     with contextlib.suppress(ValueError):

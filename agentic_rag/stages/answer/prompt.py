@@ -14,8 +14,9 @@ BY_QUOTE = {"说明": "法律对此的规定见下面引用的条文。", "视�
 # After 视情况 where the deciding clause is silent on the consent asked about (`conclusion.CONSENT_UNANSWERED`): the
 # code says so, with no model sentence.
 SILENT_ON_CONSENT = "下面引用的条文规定的是另一项义务，没有规定是否需要取得同意，需要结合其他规定判断。"
-# After 视情况 where the rule is for children under an age the question does not give (`conclusion.AGE_UNSTATED`).
+# … and where it only defines a term (`conclusion.only_defines`): what it depends on is not in it.
 ONLY_DEFINES = "下面引用的条文只界定了相关概念的含义，没有直接规定这样做是否可以或必须，需要结合其他规定判断。"
+# After 视情况 where the rule is for children under an age the question does not give (`conclusion.AGE_UNSTATED`).
 AGE_DECIDES = "取决于孩子是否{limit}：下面引用的条文只规定了{limit}的情形。"
 # … and where the age the question gives is at or above it (`conclusion.AGE_OVER`): the rule's other cases still apply.
 AGE_OVER = "下面引用的条文中与年龄有关的只是{limit}的情形，孩子已超过这一年龄；条文规定的其他情形仍然适用。"

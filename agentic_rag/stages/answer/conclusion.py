@@ -183,9 +183,15 @@ def _bracket(text: str) -> tuple[float, float, set[str]] | None:
     with contextlib.suppress(ValueError):
         low = cn_to_int(g[0] or g[4] or "0") * _DAYS.get(g[1] or g[5], 1)
         high = cn_to_int(g[2]) * _DAYS[g[3]] if g[2] else math.inf
-        segment = next(p for p in re.split(r"[，,；;。]", text) if m.group(0) in p)
-        return low, high, hanzi_bigrams(segment.replace(m.group(0), ""))
+        segments, at = _segments_around(text, m.group(0))
+        return low, high, hanzi_bigrams(segments[at].replace(m.group(0), ""))
     return None
+
+
+def _segments_around(text: str, found: str) -> tuple[list[str], int]:
+    """The text's comma segments and the index of the one that holds `found` (a bracket, a limit)."""
+    segments = re.split(r"[，,；;。]", text)
+    return segments, next(i for i, p in enumerate(segments) if found in p)
 
 
 def _told_spans(question: str) -> list[tuple[int, set[str]]]:
@@ -214,8 +220,7 @@ def within_limit(question: str, clause: Clause) -> bool | None:
     limit = _LIMIT.search(clause.full)
     if not limit:
         return None
-    segments = re.split(r"[，,；;。]", clause.full)
-    at = next(i for i, p in enumerate(segments) if limit.group(0) in p)
+    segments, at = _segments_around(clause.full, limit.group(0))
     # what is limited stands before 不得超过 (「试用期不得超过二个月」) or, after a comma, in the segment before it
     # (「…竞业限制期限，不得超过二年」)
     subject = hanzi_bigrams(segments[at][:segments[at].index(limit.group(0))] or (segments[at - 1] if at else ""))
@@ -419,14 +424,20 @@ def approval_asked(question: str) -> bool:
 
 def lead_duty(clause: Clause) -> bool:
     """The list's introduction states a duty before the right: 「…应当主动删除…；…未删除的，个人有权请求删除：」."""
-    return bool(clause.lead) and "应当" in clause.sentence.split("（", 1)[0]
+    return bool(clause.lead) and "应当" in _introduction(clause)
+
+
+def _introduction(clause: Clause) -> str:
+    """The sentence of a list item up to its first item: the list's whole introduction (`Clause.lead` keeps only its
+    last part, 「个人信息处理者未删除的，个人有权请求删除：」)."""
+    return clause.sentence.split("（", 1)[0]
 
 
 def keeps_what_must_go(asking: str, clause: Clause, mod: str) -> bool:
     """The asking clause asks whether the other side may keep (留着, 保存) what the clause's duty says to delete, and
     the duty's sentence excepts no case (the article's other paragraphs, such as a storage period other laws set,
     are shown as its conditions)."""
-    duty = clause.sentence.split("（", 1)[0] if mod == "permit" and lead_duty(clause) else \
+    duty = _introduction(clause) if mod == "permit" and lead_duty(clause) else \
         clause.full if mod == "oblige" else ""
     return bool(_KEEP_ASKED.search(asking)) and bool(_DELETE_DUTY.search(duty)) and not own_act(asking) and \
         not EXCEPTION.search(duty)

@@ -34,6 +34,11 @@ def test_an_outside_topic_with_high_similarity_is_left_to_the_llm():
     assert decide("公司无故辞退我要赔几个月工资", 0.2, PIPL, 0.1).kind == "out_of_kb"
     assert decide("劳动合同里约定加班可以不给加班费", 0.6, PIPL, 0.1) is None
     assert decide("公司裁员时把员工的指纹信息交给了第三方", 0.2, PIPL, 0.1).kind == "kb"  # a PIPL topic too
+    # a circumstance of another law's topic (车祸, 赌博) beside the topic asked about (身份信息, 债主) is still asked
+    assert decide("我出车祸昏迷被送到医院，医院没经过我同意就查了我的身份信息去联系家属，这违法吗？", 0.3, PIPL, 0.1).kind == "kb"
+    assert decide("老公瞒着我在外面借了50万去赌博，现在债主找上门，这钱我也要一起还吗？", 0.3,
+                  ["中华人民共和国民法典"], 0.1).kind == "kb"
+    assert decide("老公瞒着我在外面借了50万去赌博，现在债主找上门，这钱我也要一起还吗？", 0.3, PIPL, 0.1).kind == "out_of_kb"
 
 
 def test_signals():

@@ -1090,3 +1090,12 @@ def test_the_bracket_of_time_the_question_tells_decides_and_its_limit_is_compare
 def test_a_limit_after_a_comma_limits_what_the_segment_before_it_names(question, label):
     limit = next(c for c in clauses("在解除或者终止劳动合同后，前款规定的人员到其他用人单位的竞业限制期限，不得超过二年。"))
     assert decide(question, limit).label == label  # 一年 was 「不可以。」: 不得 read whatever the span asked
+
+
+def test_refusing_what_the_other_side_may_not_impose_is_allowed():
+    overtime = clauses("用人单位应当严格执行劳动定额标准，不得强迫或者变相强迫劳动者加班。")[0]
+    # it was 「不可以。」: the employer's prohibition read as a prohibition of the asker's refusal
+    assert decide("公司规定每天必须加班到晚上10点，不加班就扣绩效，我能拒绝吗？", overtime).label == "可以"
+    assert decide("公司能强迫我加班吗？", overtime).label == "不可以"
+    inspection = clauses("当事人应当予以协助、配合，不得拒绝、阻挠。")[0]
+    assert decide("监管部门来检查，我能拒绝吗？", inspection).label == "不可以"  # the prohibition is the asker's own

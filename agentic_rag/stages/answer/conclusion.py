@@ -339,7 +339,17 @@ def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> L
         return "不可以"  # 「厂里也承认不是故意的…还能让他们额外再赔一笔惩罚性的钱吗」 against 「…故意污染环境…的，…有权请求…」
     if mod in ("permit", "oblige"):
         return "视情况" if clause.lead and mod == "oblige" else "可以"
+    if mod == "prohibit" and refuses_what_is_forbidden(question, clause):
+        return "可以"  # 「公司规定必须加班…我能拒绝吗」 against 「用人单位…不得强迫…劳动者加班」
     return {"prohibit": "不可以", "exempt": "不可以"}.get(mod, "视情况")
+
+
+def refuses_what_is_forbidden(question: str, clause: Clause) -> bool:
+    """The asker asks whether they may refuse (「我能拒绝吗」) what the clause forbids a business or an employer the
+    asker is not (用人单位不得强迫…加班): what the other side may not impose, the asker may refuse."""
+    asking = final_clause(question)
+    return own_act(asking) and bool(_REFUSAL.search(asking)) and bool(_BUSINESS_ROLE.search(grantee(clause.full))) \
+        and not _BUSINESS_ASKER.search(question)
 
 
 def _permission(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:

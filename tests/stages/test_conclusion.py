@@ -7,7 +7,7 @@ import re
 import pytest
 
 from agentic_rag.legal.modality import clauses, modality
-from agentic_rag.stages.answer.conclusion import ask_kind, clause_modality, decide, grantee, stated_label
+from agentic_rag.stages.answer.conclusion import ask_kind, asks_penalty, clause_modality, decide, grantee, stated_label
 from agentic_rag.stages.answer.support import (
     SupportModel,
     bigram_support,
@@ -1099,3 +1099,16 @@ def test_refusing_what_the_other_side_may_not_impose_is_allowed():
     assert decide("公司能强迫我加班吗？", overtime).label == "不可以"
     inspection = clauses("当事人应当予以协助、配合，不得拒绝、阻挠。")[0]
     assert decide("监管部门来检查，我能拒绝吗？", inspection).label == "不可以"  # the prohibition is the asker's own
+
+
+@pytest.mark.parametrize("question, kind, sanction", [
+    ("某个App泄露了几百万用户的信息，除了我们自己去告，还有谁可以起诉它？", "info", False),  # who may: it was 「视情况。」
+    ("老板拖欠了我两个月工资，除了去劳动仲裁，还有别的办法吗？", "howto", False),  # it was 「视情况。」
+    ("上一问题：国外法院要求我们公司把数据交给他们；追问：要是没批准就给了，会怎么处理？", "info", True),  # it was how to
+    ("我爸去世了没留遗嘱，家里还有我妈、我和奶奶，遗产怎么分？", "info", False),  # it was 「视情况。」
+    ("公司被别的公司合并了，我的个人信息会被怎么处理？", "howto", False),  # what becomes of the data: not a sanction
+    ("遇到这种情况怎么处理？", "howto", False),
+    ("银行这样合适吗？是不是应该给残疾人留别的办法？", "permission", False),
+])
+def test_who_may_other_ways_how_it_is_shared_and_what_is_done_to_the_one_who_did_it(question, kind, sanction):
+    assert (ask_kind(question), asks_penalty(question)) == (kind, sanction)

@@ -27,15 +27,18 @@ AskKind = Literal["howto", "info", "need", "right", "permission"]
 EXPLAINED: tuple[AskKind, ...] = ("howto", "info")  # answered 说明 with the clause, not with a polar label
 POLARITY_LABELS: tuple[Label, ...] = ("可以", "不可以", "需要", "不需要", "视情况")
 
+# 「…会被怎么处理」 of the one who acted (not of 「我的个人信息会被怎么处理」: what becomes of the data)
+_SANCTION_ASK = r"(?<!信息)(?<!数据)(?<!资料)(会|将)被?(怎么|怎样|如何)(处理|处置)"
 # Words that ask for a number (how much, how long, how many years …; not 这几天 / 前几天).
 NUMBER_ASK = r"多少|多久|多长|(?<![这那前])几(年|个月|天|日|周|倍|岁|次|个?小时)"
 # The first kind that matches wins: "我能要求删除吗" is a right, "需要同意吗" a need, "这合法吗" a permission.
 _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
     ("info", re.compile(NUMBER_ASK + r"|(赔|补|退|给)[^，。？]{0,3}哪些|"  # a number, which sums: 「能要多少补偿？」「我能要求赔哪些钱？」
+                        r"(怎么|怎样|如何)(分配?|划分)|" + _SANCTION_ASK + "|"  # how it is shared; what is done to the one who did it
                         r"第?[一二三四五六七八九十百零〇\d]+条.{0,6}(讲|规定|内容|是什么|关于什么|说|啥)|"
                         r"^[^，。？]{0,12}第[一二三四五六七八九十百零〇\d]+条[？?]?$")),
     ("howto", re.compile(r"怎么办|怎么处理|如何|怎样|找谁|去哪|向谁|哪里|哪个部门|什么部门|怎么维权|什么办法|能做什么|"
-                         r"该怎么|能怎么|可以怎么|怎么(投诉|举报|起诉|要求|申请|索赔)|走什么程序|有什么(办法|途径|要求)|"
+                         r"该怎么|能怎么|可以怎么|怎么(投诉|举报|起诉|要求|申请|索赔)|走什么程序|有什么(办法|途径|要求)|有(没有)?(别的|其他)(办法|途径)|"
                          r"注意什么|注意哪些|要做(什么|哪些)|做哪些|哪些内容|写清楚|路子|怎么(做|算|计算|操作)|如何计算|"
                          # what to do, asked last (「…需要在中国做些什么？」 is not a yes/no 需要; 「需要先办什么手续吗？」 is)
                          r"((做|办|干)(些|点)?(什么|啥)|做到哪些|(办|干)哪些)[？?]?$")),
@@ -54,6 +57,7 @@ _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
     ("info", re.compile(r"是什么|有哪些|哪些|什么时候|规定了什么|什么意思|"
                         r"什么是|什么叫|何为|何谓|啥是|啥叫|是指什么|指的是什么|"  # what a term means
                         r"谁(来)?(负责|管|监管|监督)|由谁|归谁|(干|做)(什么|啥|嘛)的|怎么定义|定义是|"  # who is in charge
+                        r"谁(可以|能|有权)|"  # who may (「还有谁可以起诉它」): the ones the article names
                         r"(什么|哪些|何)(条件|不同|区别)|区别是|"  # what it takes; how two rules differ
                         r"(怎么|怎样|如何)(处)?罚|(什么|哪些)(处罚|后果)")),  # what the sanction is
     ("permission", re.compile(r"合法|违法|可以.{0,16}吗|行吗|能.{0,16}吗|合规|对吗|允许|有权这么|算不算|违规|侵权|这样.{0,4}(可以|行|对)")),
@@ -82,7 +86,7 @@ def asked_part(question: str) -> str:
 
 # 「这种会被罚吗？」「会有什么后果？」: what the sanction for a breach is. Not 赔 or 惩罚性赔偿 (what the other side owes
 # the user is the civil rule, not the fine) and not 担责 (civil as often as administrative).
-_PENALTY_ASK = re.compile(r"(?<!惩)罚|什么后果|法律责任|违反[^，。？]{0,8}(会|将)(怎么样|怎样)")
+_PENALTY_ASK = re.compile(r"(?<!惩)罚|什么后果|法律责任|违反[^，。？]{0,8}(会|将)(怎么样|怎样)|" + _SANCTION_ASK)
 
 
 def asks_penalty(question: str) -> bool:

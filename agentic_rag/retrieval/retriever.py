@@ -19,7 +19,8 @@ from ..knowledge.index import LoadedIndex, load_index, read_manifest
 from ..knowledge.stores import StoreOptions, TextSearchStore
 from ..legal.definitions import asked_term, defined_terms, matching
 from ..legal.laws import laws_named, resolve
-from ..legal.refs import ArticleRef
+from ..legal.modality import imposes_penalty
+from ..legal.refs import ArticleRef, find_article_refs
 from ..legal.vocabulary import common_words
 from .adapter import QueryAdapter, load_adapter
 from .analysis import QueryAnalysis, analyze_query, is_pure_lookup
@@ -90,11 +91,16 @@ class LocalRetriever:
         self._by_article: dict[int, list[int]] = {}
         self._common: dict[str, frozenset[str]] = {}
         self._defining: dict[str, list[int]] = {}  # a defined term → the articles defining it
+        self._sanctioning: dict[tuple[str, int], list[int]] = {}  # (law, article) → the articles sanctioning its breach
         for i, d in enumerate(self.documents):
             if d.article is not None:
                 self._by_article.setdefault(d.article, []).append(i)
             for term in defined_terms(d.text):
                 self._defining.setdefault(term, []).append(i)
+            if imposes_penalty(d.text):
+                for ref in find_article_refs(d.text):
+                    if ref.law is None and i not in self._sanctioning.setdefault((d.law, ref.article), []):
+                        self._sanctioning[(d.law, ref.article)].append(i)
 
     def _channels(self, index: LoadedIndex, embedder: Embedder, tokenizer: LegalTokenizer) -> dict[str, Channel]:
         """The channels over this index. A store with its own full-text search (Milvus) serves the BM25 channel,
@@ -181,6 +187,10 @@ class LocalRetriever:
         named = laws_named(question, self.laws)
         found = [i for i in found if self.documents[i].law in named] if named else found
         return list(dict.fromkeys(found))[:3]
+
+    def sanctioning(self, law: str, article: int) -> list[int]:
+        """The articles of `law` that set a sanction and name its 第`article`条 (「违反本法第三十六条规定，…的，…罚款」)."""
+        return self._sanctioning.get((law, article), [])
 
     def absent(self, refs: Sequence[ArticleRef]) -> list[int]:
         """The numbers of `refs` that no article of the law they name (any law here, when they name none) has; a

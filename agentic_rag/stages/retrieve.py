@@ -27,6 +27,7 @@ from ..retrieval.fusion import RankedList, weighted_rrf
 from ..retrieval.retriever import LocalRetriever
 from ..retrieval.types import Article
 from ..state import ATTEMPT_RETRIEVAL, CONTEXT, PLAN, QUESTION, ROUTE, Plan, Retrieval, Slot
+from .answer.conclusion import asks_penalty
 from .base import Stage
 
 
@@ -82,6 +83,21 @@ def history_articles(retriever: LocalRetriever, ids: list[tuple[str, int]], foun
         if article is not None:
             out.append(article)
             have.add((law, number))
+    return out
+
+
+def sanction_articles(retriever: LocalRetriever, ids: list[tuple[str, int]], found: list[Article]) -> list[Article]:
+    """Asked the sanction after a turn about an article, the articles sanctioning its breach by number (「违反本法第三十六条
+    规定…的，…罚款」 after 第三十六条): a search finds another article's fine as readily (第四十六条, of 第三十一条)."""
+    have = {a.id for a in found}
+    out = []
+    for law, number in ids:
+        for doc in retriever.sanctioning(law, number) if law in retriever.laws else []:
+            article = retriever.article(doc, role="follow_up", search_type="sanction",
+                                        channels={"sanction": {"of": f"{law}:{number}"}})
+            if article.id not in have:
+                out.append(article)
+                have.add(article.id)
     return out
 
 
@@ -147,6 +163,8 @@ class RetrieveStage(Stage):
                                                                    exclude=plan.exclude, **focus))
         if earlier:
             result.articles += history_articles(retriever, earlier, result.articles)
+            if asks_penalty(question):
+                result.articles += sanction_articles(retriever, earlier, result.articles)
         depth = self.settings.follow_up_depth if self.settings.agentic_enabled else 0
         if depth and result.articles:
             result.articles += follow_ups(retriever, result.articles, depth)

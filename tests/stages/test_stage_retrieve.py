@@ -103,3 +103,22 @@ def test_the_stage_searches_a_follow_ups_own_words_unless_it_searches_other_word
     assert ids(run().evidence) == ids(fake_retriever.retrieve(question, top_k_=5).evidence)
     searched = run(own_words=words, search="公司卖了我的手机号")  # a search text replaces the question: no fusion
     assert ids(searched.evidence) == ids(fake_retriever.retrieve("公司卖了我的手机号", top_k_=5).evidence)
+
+
+def test_asked_the_sanction_after_an_article_its_sanction_by_number_is_a_candidate(fake_settings, fake_multilaw_retriever):
+    dsl = "中华人民共和国数据安全法"
+    assert [fake_multilaw_retriever.documents[i].article for i in fake_multilaw_retriever.sanctioning(dsl, 36)] == [48]
+    stage = RetrieveStage(name="RetrievalAgent", settings=fake_settings,
+                          retriever_factory=lambda: fake_multilaw_retriever)
+
+    def run(follow_up):
+        question = f"上一问题：国外法院要我们把境内服务器上的数据交给他们；追问：{follow_up}"
+        plan = Plan(attempt=1, matcher="ensemble", main_query=question, top_k=5)
+        c = Contextualised(question=question, kind="follow_up", source="rule", history_articles=[(dsl, 36)])
+        state = {QUESTION.key: question, **PLAN.delta(plan), **CONTEXT.delta(c)}
+        return ATTEMPT_RETRIEVAL.get(run_agent(stage, state=state)[0]).articles
+
+    # 第四十八条 sanctions 「违反本法第三十六条规定…」 in its second paragraph: a search need not find it
+    sanction = [a for a in run("要是没批准就给了，会怎么处理？") if a.search_type == "sanction"]
+    assert [(a.law, a.article, a.role) for a in sanction] == [(dsl, 48, "follow_up")]
+    assert not [a for a in run("那要经过谁批准？") if a.search_type == "sanction"]  # not asked the sanction

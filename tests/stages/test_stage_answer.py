@@ -512,3 +512,16 @@ def test_a_definition_a_yes_no_answer_stands_on_is_said_to_decide_nothing_withou
     assert ANSWER.get(final).asks[0].label == "视情况" and not model.prompts  # no sentence asked of the model
     first_line = text.split("\n")[0]
     assert first_line.startswith("**结论**：视情况。下面引用的条文只界定了相关概念的含义，没有直接规定")
+
+
+def test_a_refusal_shows_of_each_listed_article_the_clause_nearest_the_question():
+    from agentic_rag.stages.answer.agent import option_excerpt
+    protected = Article(id="劳动合同法#第四十二条", title="《中华人民共和国劳动合同法》第四十二条", law="中华人民共和国劳动合同法",
+                        article=42, article_cn="第四十二条",
+                        text="劳动者有下列情形之一的，用人单位不得依照本法第四十条、第四十一条的规定解除劳动合同:（一）从事接触职业病危害"
+                             "作业的劳动者未进行离岗前职业健康检查的；（五）在本单位连续工作满十五年，且距法定退休年龄不足五年的；")
+    # it was the opening 「劳动者有下列情形之一的，用人单位不得依照本法第四十条…」 whatever the question
+    assert option_excerpt("我在厂里连续工作了16年，离退休不到五年，能裁我吗？", protected, None) == \
+        "…在本单位连续工作满十五年，且距法定退休年龄不足五年的；"
+    opening = option_excerpt("公司能以裁员为由解除劳动合同吗？", protected, None)
+    assert opening.startswith("劳动者有下列情形之一的") and opening.endswith("…")

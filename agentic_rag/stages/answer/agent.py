@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -159,7 +159,17 @@ def no_such_article(state) -> str:
     return prompt.NO_SUCH_ARTICLE.format(where=where, articles="、".join(article_cn(n) for n in retrieval.absent))
 
 
-def not_found(state) -> str:
+def option_excerpt(question: str, article: Article, embed: Embed | None) -> str:
+    """What a refusal shows of a listed article: its opening, or the clause nearest the question where that is a
+    later one (第四十二条's 「（五）在本单位连续工作满十五年…」, not 「劳动者有下列情形之一的，…」): the user picks the article
+    that is their case from what it says about it."""
+    ranked = rank_clauses(question, [article], embed)
+    if not ranked or article.text.startswith(ranked[0].clause.full):
+        return form.clip(article.text, prompt.EXCERPT_CHARS)
+    return "…" + form.clip(ranked[0].clause.text, prompt.CLAUSE_EXCERPT_CHARS)
+
+
+def not_found(state, embedder: Callable[[], Embed | None] = lambda: None) -> str:
     quality = QUALITY.get(state)
     if quality is not None and quality.source == "rule:no_such_article":
         return no_such_article(state)
@@ -169,7 +179,8 @@ def not_found(state) -> str:
     if not nearest:
         return prompt.NOT_FOUND.format(law=kb_label(state), web_note=web_note)
     one_law = KB_LAW.get(state) is not None
-    options = "\n".join(f"{i}. {label(a, one_law)}：{form.clip(a.text, prompt.EXCERPT_CHARS)}"
+    question, embed = QUESTION.get(state, ""), embedder()
+    options = "\n".join(f"{i}. {label(a, one_law)}：{option_excerpt(question, a, embed)}"
                          for i, a in enumerate(nearest, start=1))
     return prompt.NOT_FOUND_NEAREST.format(law=kb_label(state), web_note=web_note) + prompt.NEAREST.format(options=options)
 
@@ -184,7 +195,7 @@ def clarify_text(state) -> str:
         (prompt.CLARIFY_OPTIONS.format(options=options) if options else "")
 
 
-def fixed_reply(state, path: str) -> str:
+def fixed_reply(state, path: str, embedder: Callable[[], Embed | None] = lambda: None) -> str:
     if path in ("rejected", "error"):
         return NOTICE.get(state, "")
     if path == "clarify":
@@ -197,7 +208,7 @@ def fixed_reply(state, path: str) -> str:
         laws = "、".join(f"《{law}》" for law in (KB_LAWS.get(state) or [])) or kb_label(state)
         return prompt.OUT_OF_KB.format(topic=(route.topic if route else "") or "其他法律领域", laws=laws,
                                        web_note=web_note)
-    return not_found(state)
+    return not_found(state, embedder)
 
 
 def sentence_task(plans: list[form.AskPlan], one_law: bool) -> str:
@@ -249,7 +260,7 @@ class AnswerStage(LlmStage):
             text = articles_verbatim(ev, (quality.error if quality else None) or CAUSE_TEXT["unavailable"])
             yield self._final(ctx, text, check(text, ev)[1], path)
         else:  # fixed texts make no legal claim (the nearest articles they name are pointers): nothing to check
-            yield self._final(ctx, fixed_reply(state, path), Citations(), path)
+            yield self._final(ctx, fixed_reply(state, path, self._embedder), Citations(), path)
 
     # ------------------------------------------------------------------ pass / hedged
     async def _consult(self, ctx: InvocationContext, ev: Evidence, path: str) -> AsyncGenerator[Event, None]:

@@ -92,6 +92,7 @@ NEAREST = ("\n\n检索中最接近的条文（仅供参考，未必适用）：\
            "如果其中一条正是您问的情形，请回复它的序号（如“1”），我按该条回答；都不是的话，请补充具体情况"
            "（涉及的主体、行为、时间和您想解决的问题），也可以咨询专业律师或拨打12348公共法律服务热线。")
 EXCERPT_CHARS = 40
+CLAUSE_EXCERPT_CHARS = 60  # a later clause: shown without its subject, so a little longer
 NO_SUCH_ARTICLE = ("{where}没有{articles}，请核对条文序号（例如「第十条是什么内容」），"
                    "或直接描述您遇到的情况，我来查找适用的条文。")
 WEB_UNAVAILABLE = "（本次未能进行网络检索补充：{reason}）"

@@ -1112,3 +1112,11 @@ def test_refusing_what_the_other_side_may_not_impose_is_allowed():
 ])
 def test_who_may_other_ways_how_it_is_shared_and_what_is_done_to_the_one_who_did_it(question, kind, sanction):
     assert (ask_kind(question), asks_penalty(question)) == (kind, sanction)
+
+
+def test_a_liability_for_a_failure_the_question_does_not_tell_depends_on_it():
+    review = clauses("对关系消费者生命健康的商品或者服务，电子商务平台经营者对平台内经营者的资质资格未尽到审核义务，或者对消费者"
+                     "未尽到安全保障义务，造成消费者损害的，依法承担相应的责任。")[-1]
+    # it was 「需要。」: the platform's liability stated as if its failure were told
+    assert decide("在外卖平台点了一家店的菜，吃完食物中毒进了医院，平台要不要担责？", review).label == "视情况"
+    assert decide("外卖平台没审核商家的资质，我吃坏了肚子，平台要不要担责？", review).label == "需要"

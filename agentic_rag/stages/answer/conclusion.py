@@ -305,6 +305,12 @@ def deems_absent(question: str, clause: Clause) -> bool:
     return any(hanzi_bigrams(m.group(1)) & asked for m in _DEEMED_ABSENT.finditer(clause.text))
 
 
+def told_facts(question: str) -> str:
+    """What the question tells before its asking clause (「吃完食物中毒进了医院」 of 「…，平台要不要担责？」): not 要不要's 不."""
+    told, asking = asked_part(question), final_clause(question)
+    return told[:told.rfind(asking)] if asking and asking in told else ""
+
+
 def unanswered_consent(question: str, clause: Clause) -> bool:
     """「这得先经过我本人同意吗」 against 「…处理者应当指定个人信息保护负责人」: a duty that is not about consent does
     not say whether consent is needed."""
@@ -324,6 +330,8 @@ def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> La
         return "不需要"  # 「辞职需要公司批准吗」 against 「劳动者提前三十日以书面形式通知用人单位，可以解除劳动合同」
     if mod == "permit":  # a list of lawful bases other than consent matched: no consent needed
         return "不需要" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
+    if mod == "oblige" and _FAULT_LIABILITY.search(clause.full) and not _NEGATED.search(told_facts(question)):
+        return "视情况"  # 「…平台要不要担责」 against 「…未尽到审核义务…造成消费者损害的，依法承担相应的责任」: the failure decides
     if mod == "oblige" and not clause.lead and _CONDITIONAL.search(clause.text):
         # "…达到规定数量的处理者应当…": whether the question's case meets the condition decides
         return "需要" if condition_met(question, clause, common) else "视情况"
@@ -725,6 +733,8 @@ _UNDER_AGE = re.compile(r"[不未]满[一二三四五六七八九十\d]+周?岁|
 _TABLES = {"need": _need, "right": _right, "permission": _permission}
 OPPOSITE: dict[str, Label] = {"可以": "不可以", "不可以": "可以", "需要": "不需要", "不需要": "需要"}
 _CONSENT = re.compile(r"同意")
+# A liability for a failure (「未尽到…义务…的，依法承担相应的责任」, 「未及时采取必要措施的，对损害的扩大部分…承担」)
+_FAULT_LIABILITY = re.compile(r"未(尽到|采取|履行|及时)[^。；]*的[，,](依法)?(承担|对)")
 _CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(个人信息)?处理者应当")
 # A permission that leaves the case to a standard the question cannot settle (在合理的范围内, 情节严重的, 符合法定解除
 # 合同条件的): it depends. A bare declaration (自然人享有隐私权) grants no act, so it decides no "may they?".

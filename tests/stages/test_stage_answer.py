@@ -525,3 +525,18 @@ def test_a_refusal_shows_of_each_listed_article_the_clause_nearest_the_question(
         "…在本单位连续工作满十五年，且距法定退休年龄不足五年的；"
     opening = option_excerpt("公司能以裁员为由解除劳动合同吗？", protected, None)
     assert opening.startswith("劳动者有下列情形之一的") and opening.endswith("…")
+
+
+def test_a_catch_all_item_loses_a_near_tie_to_a_named_one():
+    import numpy as np
+
+    from agentic_rag.stages.answer.agent import option_excerpt
+    text = ("个人信息处理者因业务等需要，确需向中华人民共和国境外提供个人信息的，应当具备下列条件之一：（一）依照本法第四十条"
+            "的规定通过国家网信部门组织的安全评估；（二）法律、行政法规或者国家网信部门规定的其他条件。")
+    export = Article(id="个人信息保护法#第三十八条", title="第三十八条", law="中华人民共和国个人信息保护法", article=38,
+                     article_cn="第三十八条", text=text)
+
+    def embed(question, texts):  # the catch-all a shade nearer, as the embedder put it for a cross-border question
+        return np.array([0.52 if "其他条件" in t else 0.51 if "安全评估" in t else 0.3 for t in texts])
+    # it was 「…法律、行政法规或者国家网信部门规定的其他条件。」: a pointer to other rules, which names no case
+    assert "安全评估" in option_excerpt("客户数据同步到国外总部的服务器，要满足什么？", export, embed)

@@ -27,7 +27,7 @@ from google.adk.events import Event
 from pydantic import PrivateAttr
 
 from ...conversation import offered_articles
-from ...legal.modality import imposes_penalty
+from ...legal.modality import clauses, imposes_penalty
 from ...legal.numerals import article_cn
 from ...legal.refs import find_article_refs
 from ...legal.vocabulary import DRAFTING
@@ -164,7 +164,7 @@ def option_excerpt(question: str, article: Article, embed: Embed | None) -> str:
     later one (第四十二条's 「（五）在本单位连续工作满十五年…」, not 「劳动者有下列情形之一的，…」): the user picks the article
     that is their case from what it says about it."""
     ranked = rank_clauses(question, [article], embed)
-    if not ranked or article.text.startswith(ranked[0].clause.full):
+    if not ranked or ranked[0].clause == next(iter(clauses(article.text)), None):
         return form.clip(article.text, prompt.EXCERPT_CHARS)
     return "…" + form.clip(ranked[0].clause.text, prompt.CLAUSE_EXCERPT_CHARS)
 

@@ -33,7 +33,7 @@ Embed = Callable[[str, list[str]], np.ndarray]  # (question, clause texts) → c
 RELEVANCE_LIFT = 0.05  # per unit of P(relevant): the more relevant article wins a near tie
 # 「法律、行政法规规定……的，从其规定」 defers to other laws: it decides only a question about those laws, so it loses a
 # near tie to the article's own rule (it shares the rule's words: 书面同意 beside 单独同意). Dev labels 0.68 → 0.70.
-REFERRAL = re.compile(r"(从其规定|依照其规定|适用其规定|规定的其他情形)[。；]?$")
+REFERRAL = re.compile(r"(从其规定|依照其规定|适用其规定|规定的其他(情形|条件))[。；]?$")
 REFERRAL_DEFERENCE = 0.05
 # Cosine by which an excepted item must be nearer to the question than the rule it excepts (消法第二十五条 on the answers
 # set's dev half: the item that is the case +0.024 (定做的T恤), items that are not ≤ 0.006 above the rule; test: +0.028).

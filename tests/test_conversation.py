@@ -402,7 +402,7 @@ def test_a_refusal_lists_the_nearest_articles_and_a_numbered_reply_answers_from_
     text = FINAL_ANSWER.get(state)
     for i, a in enumerate(offered, start=1):  # each shows its own words: its opening or the clause nearest the question
         (line,) = [line for line in text.splitlines() if line.startswith(f"{i}. {a.article_cn}：")]
-        assert line.split("：", 1)[1].strip("…") in a.text
+        assert all(piece in a.text for piece in line.split("：", 1)[1].split("…"))  # verbatim, … where it skips
     assert "回复它的序号" in text and "12348" in text
     numbered = [line for line in text.splitlines() if re.match(r"\d+\.", line)]
     assert len(numbered) == len(offered)  # the articles are the only numbered list a reply 「1」 can mean

@@ -522,7 +522,7 @@ def test_a_refusal_shows_of_each_listed_article_the_clause_nearest_the_question(
                              "作业的劳动者未进行离岗前职业健康检查的；（五）在本单位连续工作满十五年，且距法定退休年龄不足五年的；")
     # it was the opening 「劳动者有下列情形之一的，用人单位不得依照本法第四十条…」 whatever the question
     assert option_excerpt("我在厂里连续工作了16年，离退休不到五年，能裁我吗？", protected, None) == \
-        "…在本单位连续工作满十五年，且距法定退休年龄不足五年的；"
+        "劳动者有下列情形之一的，用人单位不得依…（五）在本单位连续工作满十五年，且距法定退休年龄不足五年的；"
     opening = option_excerpt("公司能以裁员为由解除劳动合同吗？", protected, None)
     assert opening.startswith("劳动者有下列情形之一的") and opening.endswith("…")
 

@@ -166,7 +166,13 @@ def option_excerpt(question: str, article: Article, embed: Embed | None) -> str:
     ranked = rank_clauses(question, [article], embed)
     if not ranked or ranked[0].clause == next(iter(clauses(article.text)), None):
         return form.clip(article.text, prompt.EXCERPT_CHARS)
-    return "…" + form.clip(ranked[0].clause.text, prompt.CLAUSE_EXCERPT_CHARS)
+    clause = ranked[0].clause
+    shown = form.clip(clause.text, prompt.CLAUSE_EXCERPT_CHARS)
+    if not clause.lead:
+        return "…" + shown
+    # an item says little without what its list is of (「合同中的下列免责条款无效：」 before 「（一）造成对方人身损害的」)
+    lead = form.clip(clause.lead, prompt.EXCERPT_CHARS // 2)
+    return ("" if article.text.startswith(clause.lead) else "…") + lead + clause.item + shown
 
 
 def not_found(state, embedder: Callable[[], Embed | None] = lambda: None) -> str:

@@ -97,6 +97,15 @@ def test_a_sentence_that_only_restates_the_question_is_not_shown_and_not_reporte
     assert not sentence.kept and sentence.why == "重复问题"
 
 
+def test_a_restated_question_is_dropped_though_it_copies_a_modal_word_of_the_question():
+    from agentic_rag.stages.answer.support import own_words, restates_question
+    question = "公司规定每天必须加班到晚上10点，不加班就扣绩效，我能拒绝吗？"
+    sentence = "因为公司规定每天必须加班到晚上10点，不加班就扣绩效。"  # it was shown: 必须 read as the sentence's own claim
+    assert own_words(sentence, question) == "因为。"
+    assert restates_question(sentence, question, "用人单位应当严格执行劳动定额标准，不得强迫或者变相强迫劳动者加班。")
+    assert not restates_question("公司不得强迫您加班。", question, "用人单位…不得强迫或者变相强迫劳动者加班。")
+
+
 def test_a_sentence_that_makes_the_user_the_one_who_owes_is_dropped():
     from agentic_rag.stages.answer.support import judge_sentence
 

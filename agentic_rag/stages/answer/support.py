@@ -23,6 +23,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import lru_cache
 from importlib import resources
 
@@ -109,6 +110,7 @@ def repeats_quote(sentence: str, plan) -> bool:
 
 RESTATED = "重复问题"
 RESTATE_SHARE = 0.6  # of the sentence's bigrams found in the question …
+COPIED_RUN = 4  # characters in a row the sentence shares with the question: copied, not its own words
 _REASON_WORDS = re.compile(r"^(因为|由于|所以|因此)")
 
 
@@ -116,7 +118,7 @@ def restates_question(sentence: str, question: str, articles: str) -> bool:
     """The sentence is the user's own words again (「可以。因为公司拖欠工资三个月了。」, 「需要。员工单独同意。」): most of
     it is the question's, it brings at most one word of the articles the question did not already have, and it
     concludes nothing itself (「网站不能把您的浏览记录卖给广告商。」 answers in the question's words: kept)."""
-    if stated_label(sentence):
+    if stated_label(own_words(sentence, question)):
         return False
     grams = claim_bigrams(_REASON_WORDS.sub("", sentence.strip()))
     asked, flat = hanzi_bigrams(question), _CJK.sub("", articles)
@@ -124,6 +126,18 @@ def restates_question(sentence: str, question: str, articles: str) -> bool:
         return False
     from_articles = {g for g in grams if g in flat} - asked
     return sum(g in asked for g in grams) / len(grams) >= RESTATE_SHARE and len(from_articles) <= 1
+
+
+def own_words(sentence: str, question: str) -> str:
+    """The sentence without the runs of it copied from the question (「因为公司规定每天必须加班到晚上10点」 is the user's
+    必须, not the sentence's): what the sentence itself says."""
+    matcher = SequenceMatcher(None, sentence, question, autojunk=False)
+    kept, start = [], 0
+    for block in matcher.get_matching_blocks():
+        if block.size >= COPIED_RUN:
+            kept.append(sentence[start:block.a])
+            start = block.a + block.size
+    return "".join(kept) + sentence[start:]
 
 
 def says_nothing(shown: str) -> bool:

@@ -98,9 +98,8 @@ class LocalRetriever:
             for term in defined_terms(d.text):
                 self._defining.setdefault(term, []).append(i)
             if imposes_penalty(d.text):
-                for ref in find_article_refs(d.text):
-                    if ref.law is None and i not in self._sanctioning.setdefault((d.law, ref.article), []):
-                        self._sanctioning[(d.law, ref.article)].append(i)
+                for named in {ref.article for ref in find_article_refs(d.text) if ref.law is None}:
+                    self._sanctioning.setdefault((d.law, named), []).append(i)
 
     def _channels(self, index: LoadedIndex, embedder: Embedder, tokenizer: LegalTokenizer) -> dict[str, Channel]:
         """The channels over this index. A store with its own full-text search (Milvus) serves the BM25 channel,

@@ -360,8 +360,12 @@ def refuses_what_is_forbidden(question: str, clause: Clause) -> bool:
     """The asker asks whether they may refuse (「我能拒绝吗」) what the clause forbids a business or an employer the
     asker is not (用人单位不得强迫…加班): what the other side may not impose, the asker may refuse."""
     asking = final_clause(question)
-    return own_act(asking) and bool(_REFUSAL.search(asking)) and bool(_BUSINESS_ROLE.search(grantee(clause.full))) \
-        and not _BUSINESS_ASKER.search(question)
+    return own_act(asking) and bool(_REFUSAL.search(asking)) and addresses_another_business(question, clause)
+
+
+def addresses_another_business(question: str, clause: Clause) -> bool:
+    """The clause is addressed to a business or an employer (用人单位, 经营者, 处理者 …) and the asker is not one."""
+    return bool(_BUSINESS_ROLE.search(grantee(clause.full))) and not _BUSINESS_ASKER.search(question)
 
 
 def _permission(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
@@ -653,8 +657,7 @@ def skipped_step(question: str, duty: str) -> bool:
 def others_permission(question: str, clause: Clause) -> bool:
     """The permission is granted to a business or an employer (用人单位, 经营者, 处理者 …) and the question tells of one
     as someone else (公司拖欠工资, 商家, 平台 — not 我们公司): the asker is not the one it lets act."""
-    return bool(_BUSINESS_ROLE.search(grantee(clause.full))) and bool(_BUSINESS_TOLD.search(question)) and \
-        not _BUSINESS_ASKER.search(question)
+    return addresses_another_business(question, clause) and bool(_BUSINESS_TOLD.search(question))
 
 
 def own_act(asking: str) -> bool:

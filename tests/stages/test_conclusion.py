@@ -1120,3 +1120,87 @@ def test_a_liability_for_a_failure_the_question_does_not_tell_depends_on_it():
     # it was 「需要。」: the platform's liability stated as if its failure were told
     assert decide("在外卖平台点了一家店的菜，吃完食物中毒进了医院，平台要不要担责？", review).label == "视情况"
     assert decide("外卖平台没审核商家的资质，我吃坏了肚子，平台要不要担责？", review).label == "需要"
+
+
+CIVIL_278 = ("下列事项由业主共同决定：（一）制定和修改业主大会议事规则；（二）制定和修改管理规约；（三）选举业主委员会或者更换业主"
+             "委员会成员；（四）选聘和解聘物业服务企业或者其他管理人；（五）使用建筑物及其附属设施的维修资金；（六）筹集建筑物及其"
+             "附属设施的维修资金；（七）改建、重建建筑物及其附属设施；（八）改变共有部分的用途或者利用共有部分从事经营活动；"
+             "（九）有关共有和共同管理权利的其他重大事项。业主共同决定事项，应当由专有部分面积占比三分之二以上的业主且人数占比"
+             "三分之二以上的业主参与表决。决定前款第六项至第八项规定的事项，应当经参与表决专有部分面积四分之三以上的业主且参与表决"
+             "人数四分之三以上的业主同意。决定前款其他事项，应当经参与表决专有部分面积过半数的业主且参与表决人数过半数的业主同意。")
+
+
+@pytest.mark.parametrize("matter, applies, passed_over", [
+    ("选聘和解聘物业服务企业", "其他事项", "第六项至第八项"),  # 换物业 was answered 四分之三 (the rule of items 6-8)
+    ("改建、重建建筑物", "第六项至第八项", "其他事项"),
+])
+def test_a_rule_for_some_items_of_a_list_decides_only_the_questions_of_those_items(matter, applies, passed_over):
+    import numpy as np
+
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import rank_clauses
+
+    article = Article(id="278", title="第二百七十八条", law="民法典", article=278, article_cn="第二百七十八条",
+                      text=CIVIL_278)
+
+    def embed(q, texts):  # the question's matter stands out among the items; the two vote rules a shade nearer
+        return np.array([0.45 if matter in t else 0.46 if "前款" in t and passed_over in t else
+                         0.44 if "前款" in t else 0.3 for t in texts])
+
+    ranked = [r.clause.text for r in rank_clauses("想做这件事，得多少业主同意才算数？", [article], embed)]
+    rules = [t for t in ranked if "前款" in t]
+    assert applies in rules[0] and passed_over in ranked[-1]
+
+
+def test_an_item_that_does_not_stand_out_leaves_the_item_rules_as_they_rank():
+    import numpy as np
+
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import rank_clauses
+
+    article = Article(id="278", title="第二百七十八条", law="民法典", article=278, article_cn="第二百七十八条",
+                      text=CIVIL_278)
+
+    def embed(q, texts):  # 「公共绿地改成停车场」: as near （四） as （八）: which item it is, the cosine cannot tell
+        return np.array([0.367 if "物业服务企业" in t else 0.359 if "改变共有部分" in t else
+                         0.40 if "第六项至第八项" in t else 0.39 if "其他事项" in t else 0.3 for t in texts])
+
+    ranked = [r.clause.text for r in rank_clauses("公共绿地改成停车场，得多少业主同意？", [article], embed)]
+    assert "第六项至第八项" in ranked[0] and "其他事项" in ranked[1]
+
+
+def test_a_negation_that_tells_the_conditions_own_case_does_not_deny_it():
+    sublet = clauses("承租人未经出租人同意转租的，出租人可以解除合同。")[0]
+    # it was 「不可以。」: 没经过出租人同意 read as denying the case 承租人…的 (a word of it after the question's 没)
+    for question in ("承租人没经过出租人同意就把房子转租了，出租人能解除合同吗？",
+                     "承租人没经过出租人同意就把房子转租了，出租人能不能解除合同？"):
+        assert decide(question, sublet).label == "可以"
+    damage = clauses("侵权人违反法律规定故意污染环境、破坏生态造成严重后果的，被侵权人有权请求相应的惩罚性赔偿。")[0]
+    assert decide("厂里也承认不是故意的，我还能让他们额外再赔一笔惩罚性的钱吗？", damage).label == "不可以"
+
+
+def test_a_ground_for_what_is_necessary_does_not_permit_more_than_the_question_says_is_needed():
+    hr = by_text(ART_13, "人力资源管理所必需")
+    question = "公司新上了一个考勤打卡App，要读通讯录、相册、通话记录，不给权限就打不了卡。就打个卡要这么多权限，合理吗？"
+    assert decide(question, hr).label == "视情况"  # it was 「可以。」: the ground taken as met
+    assert decide("公司为了发工资收集我的银行卡号，这样可以吗？", hr).label == "可以"
+    assert decide("打卡App要读我的通讯录，就打个卡要这么多权限，需要我同意吗？", hr).label == "视情况"
+
+
+def test_a_clause_that_only_points_to_the_paragraph_before_it_loses_a_near_tie():
+    import numpy as np
+
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import rank_clauses
+
+    text = ("被派遣劳动者享有与用工单位的劳动者同工同酬的权利。用工单位应当按照同工同酬原则，对被派遣劳动者与本单位同类岗位的"
+            "劳动者实行相同的劳动报酬分配办法。劳务派遣单位与被派遣劳动者订立的劳动合同和与用工单位订立的劳务派遣协议，载明或者"
+            "约定的向被派遣劳动者支付的劳动报酬应当符合前款规定。")
+    article = Article(id="63", title="第六十三条", law="劳动合同法", article=63, article_cn="第六十三条", text=text)
+
+    def embed(q, texts):  # as the embedder put it for the question below: the pointer nearest by 0.03
+        return np.array([0.542 if "符合前款规定" in t else 0.514 if "分配办法" in t else 0.509 for t in texts])
+
+    question = "我是劳务派遣过去的，跟厂里的正式工干一模一样的活，正式工一个月6000多，我们派遣的才3500，这合法吗？"
+    # it was quoted 「…支付的劳动报酬应当符合前款规定」, which says nothing of what 前款 requires
+    assert "前款" not in rank_clauses(question, [article], embed)[0].clause.text

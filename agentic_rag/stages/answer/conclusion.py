@@ -329,7 +329,8 @@ def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> La
             not _APPROVAL.search(clause.full):
         return "不需要"  # 「辞职需要公司批准吗」 against 「劳动者提前三十日以书面形式通知用人单位，可以解除劳动合同」
     if mod == "permit":  # a list of lawful bases other than consent matched: no consent needed
-        return "不需要" if clause.lead and not _CONSENT.search(clause.text) else "视情况"
+        return "不需要" if clause.lead and not _CONSENT.search(clause.text) and \
+            not necessity_disputed(question, clause) else "视情况"
     if mod == "oblige" and _FAULT_LIABILITY.search(clause.full) and not _NEGATED.search(told_facts(question)):
         return "视情况"  # 「…平台要不要担责」 against 「…未尽到审核义务…造成消费者损害的，依法承担相应的责任」: the failure decides
     if mod == "oblige" and not clause.lead and _CONDITIONAL.search(clause.text):
@@ -395,7 +396,7 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
     if keeps_what_must_go(asking, clause, mod):
         return "不可以"  # 「我注销了账号，平台还能留着我的信息吗」 against 「…应当主动删除个人信息；…有权请求删除：」
     if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
-        return "视情况" if _CONSENT.search(clause.text) else "可以"
+        return "视情况" if _CONSENT.search(clause.text) or necessity_disputed(question, clause) else "可以"
     if mod == "permit" and imposes_penalty(clause.text):
         # a sanction answers 「监管局能罚它吗」 yes and 「这样合规吗」 no: what it sanctions is unlawful
         return "可以" if asks_penalty(question) and _MAY.search(asking) else "不可以" if _CONDUCT.search(asking) else "视情况"
@@ -429,6 +430,12 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
     if mod == "none" and not own_act(asking) and sanctioned_act_asked(asking, clause, common):
         return "不可以"  # 「公司能扣我的身份证吗？」 against 「用人单位…扣押劳动者居民身份证…的，由…给予处罚」
     return "视情况"
+
+
+def necessity_disputed(question: str, clause: Clause) -> bool:
+    """A ground for what is necessary (「…实施人力资源管理所必需」) against a question that tells more than the purpose
+    needs (「就打个卡要这么多权限」): whether it is necessary is the question, not a ground it meets."""
+    return bool(_NECESSARY.search(clause.text)) and bool(_EXCESS.search(asked_part(question)))
 
 
 def exceeds_count(asking: str, clause: Clause) -> bool:
@@ -607,16 +614,26 @@ def skipped_duty(question: str, duty: str, common: frozenset[str] = DRAFTING) ->
     if _CLAIMED_BASIS.search(question):
         return False
     duty_words = hanzi_bigrams(duty) - common
-    return any(hanzi_bigrams(re.split(r"[，。？！；,?!;]", question[m.end():], maxsplit=1)[0]) & duty_words
-               for m in _NEGATED.finditer(question))
+    return any(span & duty_words for span in negated_spans(question))
+
+
+def negated_spans(question: str) -> list[set[str]]:
+    """The 2-grams of what each negation of the question negates, to the end of its clause."""
+    return [hanzi_bigrams(re.split(r"[，。？！；,?!;]", question[m.end():], maxsplit=1)[0])
+            for m in _NEGATED.finditer(question)]
 
 
 def condition_denied(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
     """The clause permits only in a case it states first (「侵权人…故意污染环境…的，被侵权人有权…」) and the question
     denies that case in its own words (不是故意的): the permission is not the question's. What the condition itself
-    negates (「用人单位未及时足额支付劳动报酬的」) is the case, not a word to deny."""
-    return bool(_CONDITIONAL.search(clause.text)) and \
-        skipped_duty(question, _NEGATED_PART.sub("", condition_part(clause)), common)
+    negates (「用人单位未及时足额支付劳动报酬的」) is the case, not a word to deny, and a negation of the question that
+    tells that case (「没跟出租人说就…转租」 of 「承租人未经出租人同意转租的」) denies nothing."""
+    if not _CONDITIONAL.search(clause.text) or _CLAIMED_BASIS.search(question):
+        return False
+    condition = condition_part(clause)
+    case = {b for m in _NEGATED_PART.finditer(condition) for b in hanzi_bigrams(m.group())} - common
+    words = hanzi_bigrams(_NEGATED_PART.sub("", condition)) - common
+    return any(span & words and not span & case for span in negated_spans(question))
 
 
 def precondition_skipped(question: str, clause: Clause) -> bool:
@@ -741,8 +758,10 @@ _FAULT_LIABILITY = re.compile(r"未(尽到|采取|履行|及时)[^。；]*的[�
 _CONDITIONAL = re.compile(r"^[^，。；]{2,40}的[，,]|[^，。；]{2,30}的(个人信息)?处理者应当")
 # A permission that leaves the case to a standard the question cannot settle (在合理的范围内, 情节严重的, 符合法定解除
 # 合同条件的): it depends. A bare declaration (自然人享有隐私权) grants no act, so it decides no "may they?".
-_OPEN_STANDARD = re.compile(r"合理的?范围|情节|符合[^，。；]{0,16}条件|经[^，。；]{0,10}(同意|批准)")
+_OPEN_STANDARD = re.compile(r"合理的?范围|情节|符合[^，。；]{0,16}条件|(?<!未)经[^，。；]{0,10}(同意|批准)")
 _GRANTS = re.compile(r"可以|有权|准许")
+_NECESSARY = re.compile(r"必需|必要")
+_EXCESS = re.compile(r"这么多|那么多|过多|太多|没必要|不必要|无关|超出|多余")
 _CROSS_REFERENCE = re.compile(r"前款|前条|第[一二三四五六七八九十]+[项款条]|本法第")
 _LIABILITY = re.compile(r"追究[^，。；]{0,4}责任|依法给予处分|构成犯罪|承担[^，。；]{0,8}侵权责任")
 _MAY = re.compile(r"能|可以")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...legal.modality import EXCEPTION, Clause, clauses, imposes_penalty, modal_words
-from ...legal.numerals import QUANTITY
+from ...legal.numerals import QUANTITY, cn_to_int
 from ...legal.vocabulary import DRAFTING
 from ...retrieval.tokenizer import hanzi_bigrams
 from ...retrieval.types import Article
@@ -33,7 +33,7 @@ Embed = Callable[[str, list[str]], np.ndarray]  # (question, clause texts) → c
 RELEVANCE_LIFT = 0.05  # per unit of P(relevant): the more relevant article wins a near tie
 # 「法律、行政法规规定……的，从其规定」 defers to other laws: it decides only a question about those laws, so it loses a
 # near tie to the article's own rule (it shares the rule's words: 书面同意 beside 单独同意). Dev labels 0.68 → 0.70.
-REFERRAL = re.compile(r"(从其规定|依照其规定|适用其规定|规定的其他(情形|条件))[。；]?$")
+REFERRAL = re.compile(r"(从其规定|依照其规定|适用其规定|规定的其他(情形|条件)|符合前款规定)[。；]?$")
 REFERRAL_DEFERENCE = 0.05
 # Cosine by which an excepted item must be nearer to the question than the rule it excepts (消法第二十五条 on the answers
 # set's dev half: the item that is the case +0.024 (定做的T恤), items that are not ≤ 0.006 above the rule; test: +0.028).
@@ -57,6 +57,10 @@ DEONTIC_LIFT = 0.02
 QUANTITY_ASK = re.compile(NUMBER_ASK + r"|最长|最多|上限")
 # Asked which things (「七天无理由退货，哪些商品不能退？」), the whole list answers, not the item nearest to the question.
 LIST_ASK = re.compile(r"哪些|哪几|什么(情形|情况)")
+# 「决定前款第六项至第八项规定的事项，应当经…四分之三以上…同意」 is for those items of the list before it, 「决定前款其他事项，
+# …」 for the rest: which applies is which item the question's matter is (民法典第二百七十八条: 换物业 is （四）).
+_ITEM_RANGE = re.compile(r"前款第([一二三四五六七八九十]+)项(?:至第([一二三四五六七八九十]+)项)?")
+_OTHER_ITEMS = re.compile(r"前款(?:规定的)?其他事项")
 _CASE = re.compile(r"^([^。；]{2,60}?)的[，,]")  # 「…三倍的，」: the case a clause is for
 _CONDITION = re.compile(r"有下列情形之一|符合下列|具备下列|应当具备|只有在|方可|前提")
 # A clause that only names 条件 states the condition of its own rule (「请求转移…符合…规定条件的，应当提供转移的途径」 beside
@@ -83,6 +87,7 @@ def rank_clauses(question: str, articles: Sequence[Article], embed: Embed | None
     texts = [c.full for _, c in pool]
     sims = embed(question, texts) if embed is not None else np.array([_overlap(question, t) for t in texts])
     sims = _excepted_items_need_their_case(question, pool, [float(s) for s in sims])
+    sims = _items_elsewhere_lose(pool, sims)
     kind = ask_kind(question)
     lift = DEONTIC_LIFT if kind not in EXPLAINED else 0.0  # regulates as the label reads it
     scored = [Ranked(a, c, s + RELEVANCE_LIFT * (a.relevance or 0.0) + (lift if clause_modality(c) != "none" else 0.0)
@@ -145,6 +150,31 @@ def _excepted_items_need_their_case(question: str, pool: list[tuple[Article, Cla
         lead = rule.get((a.id, c.lead)) if c.item and "除外" in c.lead else None
         case = lead is not None and s >= lead + EXCEPTED_ITEM_MARGIN and names_the_case(question, c)
         out.append(min(s, lead - 1e-6) if lead is not None and not case else s)
+    return out
+
+
+def _items_elsewhere_lose(pool: list[tuple[Article, Clause]], sims: list[float]) -> list[float]:
+    """A clause for some items of its article's list (「决定前款第六项至第八项规定的事项…」) or for the others (「决定前款
+    其他事项…」) ranks last where the item nearest the question is not among them: it is not the question's case.
+    Only where one item stands out (by EXCEPTED_ITEM_MARGIN): 「公共绿地改成停车场」 is as near （四） 物业 as （八）."""
+    items: dict[str, list[tuple[float, int]]] = {}
+    for (a, c), s in zip(pool, sims):
+        if c.item:
+            items.setdefault(a.id, []).append((s, cn_to_int(c.item.strip("（）()"))))
+    nearest = {}
+    for key, scored in items.items():
+        scored.sort(reverse=True)
+        if len(scored) == 1 or scored[0][0] - scored[1][0] >= EXCEPTED_ITEM_MARGIN:
+            nearest[key] = scored[0][1]
+    out = []
+    for (a, c), s in zip(pool, sims):
+        item = nearest.get(a.id, 0)
+        span = _ITEM_RANGE.search(c.text)
+        covered = span and cn_to_int(span.group(1)) <= item <= cn_to_int(span.group(2) or span.group(1))
+        listed = [cn_to_int(n) for m in _ITEM_RANGE.finditer(a.text) for n in m.groups() if n]
+        elsewhere = (span and not covered) or (_OTHER_ITEMS.search(c.text) and listed and
+                                                 min(listed) <= item <= max(listed))
+        out.append(s - 1.0 if item and elsewhere else s)
     return out
 
 

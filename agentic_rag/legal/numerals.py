@@ -7,10 +7,12 @@ _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4,
 _UNITS = {"十": 10, "百": 100, "千": 1000}
 _CN = "零一二三四五六七八九"
 CHINESE_NUMERAL_CHARS = "".join(_DIGITS) + "".join(_UNITS)
-# A quantity as statutes and answers write it: 3倍, 三倍, 百分之五, 30日, 三十日, 2个月, 500元, 十四周岁 …
-# (group 1: the number before its unit; a percentage is the whole match)
-QUANTITY = re.compile(r"(\d+(?:\.\d+)?|[一二两三四五六七八九十百千零〇]+)(?=\s*(倍|日|天|个月|月|年|元|万元|周岁|岁|小时|个工作日|%|项|次))"
-                      r"|百分之[一二三四五六七八九十百零〇\d]+")
+# A quantity as statutes and answers write it: 3倍, 三倍, 百分之五, 30日, 三十日, 2个月, 500元, 十四周岁, 四分之三, 过半数 …
+# (group 1: the number before its unit; a percentage, a fraction or a majority is the whole match). Not an ordinal:
+# 第六项 names an item, it counts nothing.
+QUANTITY = re.compile(r"(?<![第\d一二两三四五六七八九十百千零〇])"
+                      r"(\d+(?:\.\d+)?|[一二两三四五六七八九十百千零〇]+)(?=\s*(倍|日|天|个月|月|年|元|万元|周岁|岁|小时|个工作日|%|项|次))"
+                      r"|百分之[一二三四五六七八九十百零〇\d]+|[一二三四五六七八九十]+分之[一二三四五六七八九十]+|过半数")
 
 
 def cn_to_int(text: str) -> int:

@@ -1204,3 +1204,33 @@ def test_a_clause_that_only_points_to_the_paragraph_before_it_loses_a_near_tie()
     question = "我是劳务派遣过去的，跟厂里的正式工干一模一样的活，正式工一个月6000多，我们派遣的才3500，这合法吗？"
     # it was quoted 「…支付的劳动报酬应当符合前款规定」, which says nothing of what 前款 requires
     assert "前款" not in rank_clauses(question, [article], embed)[0].clause.text
+
+
+def test_asked_how_many_the_rule_for_other_items_is_not_chosen_for_its_item_numbers():
+    import numpy as np
+
+    from agentic_rag.legal.numerals import QUANTITY
+    from agentic_rag.retrieval.types import Article
+    from agentic_rag.stages.answer.deciding import deciding_clause
+
+    assert [m.group(0) for m in QUANTITY.finditer("决定前款第六项至第八项规定的事项，应当经…四分之三以上…过半数")] == \
+        ["四分之三", "过半数"]  # an item's ordinal counts nothing; a fraction and a majority do
+    article = Article(id="278", title="第二百七十八条", law="民法典", article=278, article_cn="第二百七十八条",
+                      text=CIVIL_278)
+
+    def embed(q, texts):  # as the embedder put it for the question below
+        return np.array([0.421 if "物业服务企业" in t else 0.416 if "参与表决。" in t else 0.414 if "第六项" in t else
+                         0.402 if "其他事项" in t else 0.37 for t in texts])
+
+    best = deciding_clause("小区400户，想把物业换掉，得多少业主同意才算数？", [article], embed)
+    # it was the rule of items 6-8 (四分之三), first among clauses with a number for its 第六项
+    assert "四分之三" not in best.clause.text and QUANTITY.search(best.clause.text)
+
+
+@pytest.mark.parametrize("question", [
+    "入职快5个月了，公司一直拖着不跟我签劳动合同，说先干着。这种情况我能要什么？",
+    "上一问题：公司一直拖着不跟我签劳动合同。这种情况我能要什么？；追问：要是一直拖到满一年还是不签呢？",  # was 视情况
+    "公司不签合同，我可以主张些什么？",
+])
+def test_what_the_asker_can_claim_is_explained(question):
+    assert ask_kind(question) == "info"  # it was a yes/no ask (permission): 视情况 with a condition from another list

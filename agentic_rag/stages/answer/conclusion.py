@@ -34,6 +34,7 @@ NUMBER_ASK = r"多少|多久|多长|(?<![这那前])几(年|个月|天|日|周|�
 # The first kind that matches wins: "我能要求删除吗" is a right, "需要同意吗" a need, "这合法吗" a permission.
 _ASK: tuple[tuple[AskKind, re.Pattern], ...] = (
     ("info", re.compile(NUMBER_ASK + r"|(赔|补|退|给)[^，。？]{0,3}哪些|"  # a number, which sums: 「能要多少补偿？」「我能要求赔哪些钱？」
+                        r"(能|可以)(要|拿|拿到|得到|主张|索要|争取)(些)?(什么|啥|哪些)|"  # what is owed: 「这种情况我能要什么？」
                         r"(怎么|怎样|如何)(分配?|划分)|" + _SANCTION_ASK + "|"  # how it is shared; what is done to the one who did it
                         r"第?[一二三四五六七八九十百零〇\d]+条.{0,6}(讲|规定|内容|是什么|关于什么|说|啥)|"
                         r"^[^，。？]{0,12}第[一二三四五六七八九十百零〇\d]+条[？?]?$")),

@@ -433,6 +433,25 @@ def test_after_a_refusal_any_other_reply_is_read_as_usual(app):
     assert QUALITY.get(second["state"]).source != "rule:confirmed"
 
 
+def test_after_a_refusal_facts_that_ask_nothing_complete_the_refused_question(app):
+    install({**SCRIPT, "evaluator": POOR})
+    facts = "他们是通过一个贷款中介拿到的，中介说是从我之前填过的网贷申请表里导出来的。"
+    first, second, third = chat(app, FIRST, facts, "那我能让他们把我的资料删掉吗？")
+    assert PATH.get(first["state"]) == "none" and CONVERSATION.get(first["state"]).pending.articles
+    # read alone, the facts asked nothing and were answered as a new question of their own
+    state = second["state"]
+    assert CONTEXT.get(state).kind == "clarify_reply" and QUESTION.get(state) == f"原问题：{FIRST}；补充：{facts}"
+    assert lines(second, "ContextualiseAgent")[0].startswith("结合上文理解为：原问题：")
+    assert CONVERSATION.get(state).pending is None or CONVERSATION.get(state).pending.question != FIRST
+    assert CONTEXT.get(third["state"]).kind == "follow_up"  # the conversation goes on from the completed question
+
+
+def test_facts_after_an_answered_turn_are_not_read_as_a_reply_to_it(app):
+    install(SCRIPT)
+    _, second = chat(app, FIRST, "他们是通过一个贷款中介拿到的，中介说是从我之前填过的网贷申请表里导出来的。")
+    assert CONTEXT.get(second["state"]).kind != "clarify_reply"
+
+
 @pytest.mark.parametrize("message, articles, picked", [
     ("1", [(PIPL, 23), (PIPL, 10)], 0),
     ("选2", [(PIPL, 23), (PIPL, 10)], 1),

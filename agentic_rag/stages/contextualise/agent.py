@@ -124,6 +124,11 @@ class ContextualiseStage(LlmStage):
             return await self._condense(ctx, option or message, [pending.question], [], kind="clarify_reply",
                                         reason="回答了上一轮的追问", rule=prompt.MERGED,
                                         search=None if option else message)
+        if pending is not None and pending.articles and signals.tells_facts(message):
+            # the refusal asked for the case's details (「请补充具体情况」): read alone, they ask nothing. Searched as
+            # a clarifying question's reply is, by their own words (the refused question's pulled retrieval back)
+            return await self._condense(ctx, message, [pending.question], [], kind="clarify_reply",
+                                        reason="补充了上一轮所缺的具体情况", rule=prompt.MERGED, search=message)
         turns = conversation.turns
         rest = signals.topic_switch(message) if turns or pending is not None else None
         if rest is not None:  # 换个问题，… : the marker is not part of the question, and nothing is carried

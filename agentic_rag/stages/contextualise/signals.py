@@ -262,6 +262,16 @@ def is_reply(message: str) -> bool:
     return not _QUESTION_END.search(message)
 
 
+FACTS_MIN_CHARS = 8  # 「好的，知道了」 tells nothing
+
+
+def tells_facts(message: str) -> bool:
+    """The message tells what happened and asks nothing (「劳动合同里写着…现在说要从我最后一个月工资里直接扣这1万。」): after a
+    refusal that asked for the case's details (「请补充具体情况」), they are the refused question's."""
+    return len(message.strip()) >= FACTS_MIN_CHARS and not re.search(r"[？?]", message) \
+        and not _QUESTION_END.search(message) and topic_switch(message) is None and not is_chitchat(message)
+
+
 def chosen_option(message: str, options: list[str]) -> str | None:
     """The option a reply picks by its number (「2」「第2个」「选3」), or None."""
     m = re.fullmatch(r"\s*(?:选|第)?\s*(\d+)\s*(?:个|项|条|号)?\s*[。.!！]?\s*", message)

@@ -1234,3 +1234,17 @@ def test_asked_how_many_the_rule_for_other_items_is_not_chosen_for_its_item_numb
 ])
 def test_what_the_asker_can_claim_is_explained(question):
     assert ask_kind(question) == "info"  # it was a yes/no ask (permission): 视情况 with a condition from another list
+
+
+def test_asked_whether_the_other_sides_conduct_is_lawful_a_list_of_its_wrongs_that_free_the_asker_says_no():
+    wages = by_text("用人单位有下列情形之一的，劳动者可以解除劳动合同：（一）未按照劳动合同约定提供劳动保护或者劳动条件的；"
+                    "（二）未及时足额支付劳动报酬的；", "劳动报酬")
+    # it was 「可以。」 (shown 「合法。」), read as a list of lawful grounds — as 第十三条's are the processor's: this list is
+    # of the employer's wrongs, and the right to leave is the asker's
+    assert decide("公司连着三个月拖欠工资，这样合法吗？", wages).label == "不可以"
+    assert decide("公司连着三个月拖欠工资，我能辞职吗？", wages).label == "可以"
+    assert decide("公司为了发工资收集我的银行卡号，这样合法吗？", by_text(ART_13, "人力资源管理所必需")).label == "可以"
+    # a list a duty introduces (第四十七条: 应当主动删除；…未删除的，个人有权请求删除) is read as before: held-out
+    # fresh-pipl-110 (a copy that cannot be deleted technically, 「这种说法站得住吗」) is 可以
+    deletion = by_text(ART_47, "处理目的已实现")
+    assert decide("我注销了账号，它说技术上删不掉，只能加密存着，这种说法站得住吗？", deletion).label == "可以"

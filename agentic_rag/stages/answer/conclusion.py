@@ -396,6 +396,11 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "可以"  # 「约好以后借的钱不超过50万都用这块表担保，这样约定行吗」 against 「出质人与质权人可以协议设立最高额质权」
     if keeps_what_must_go(asking, clause, mod):
         return "不可以"  # 「我注销了账号，平台还能留着我的信息吗」 against 「…应当主动删除个人信息；…有权请求删除：」
+    if mod == "permit" and clause.lead and _CONDUCT.search(asking) and _ASKER_SIDE.match(grantee(clause.full)) \
+            and not lead_duty(clause):
+        # 「公司这么做合法吗」 against 「用人单位有下列情形之一的，劳动者可以解除劳动合同：（二）…」: a list of the other side's
+        # wrongs that free the asker, not of grounds the other side acts on (not 第四十七条's, whose list is a duty's)
+        return "不可以"
     if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
         return "视情况" if _CONSENT.search(clause.text) or necessity_disputed(question, clause) else "可以"
     if mod == "permit" and imposes_penalty(clause.text):

@@ -1248,3 +1248,23 @@ def test_asked_whether_the_other_sides_conduct_is_lawful_a_list_of_its_wrongs_th
     # fresh-pipl-110 (a copy that cannot be deleted technically, 「这种说法站得住吗」) is 可以
     deletion = by_text(ART_47, "处理目的已实现")
     assert decide("我注销了账号，它说技术上删不掉，只能加密存着，这种说法站得住吗？", deletion).label == "可以"
+
+
+def test_a_reason_that_tells_what_the_other_side_did_which_the_question_never_told_is_dropped():
+    article = "用人单位有下列情形之一的，劳动者可以解除劳动合同：（二）未及时足额支付劳动报酬的；（三）未依法为劳动者缴纳社会保险费的；"
+    question = ("原问题：公司这么扣钱合法吗？；补充：劳动合同里写着未满三年主动辞职需支付违约金1万元，我干了一年半提了离职，"
+                "现在公司说要从我最后一个月工资里直接扣这1万。")
+    # shown under 「不合法。」: the deciding item's case told as the user's fact
+    verdict = judge_sentence("因为公司没有依法为劳动者缴纳社会保险费。", article, "不可以", question=question)
+    assert not verdict.kept and verdict.why == "说了问题里没有的事实"
+    told = "公司一直没有依法为我缴纳社会保险费，这样合法吗？"  # told by the user: not this check's to drop
+    assert judge_sentence("因为公司没有依法为劳动者缴纳社会保险费。", article, "不可以", question=told).why != \
+        "说了问题里没有的事实"
+    # its cost: told in lay words (「没给我缴社保」) the model's statutory restatement shares too little with the question
+    # and is dropped too — a sentence lost, the label and the quoted clause stay (2 of 148 stored sentences flagged, both
+    # facts never told)
+    lay = judge_sentence("因为公司没有依法为劳动者缴纳社会保险费。", article, "不可以", question="公司没给我缴社保，合法吗？")
+    assert lay.why == "说了问题里没有的事实"
+    rule = judge_sentence("因为用人单位应当依法为劳动者缴纳社会保险费。", article + "用人单位应当依法为劳动者缴纳社会保险费。",
+                          "不可以", question=question)
+    assert rule.why != "说了问题里没有的事实"  # a rule stated, not a fact of the case

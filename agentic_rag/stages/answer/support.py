@@ -128,6 +128,28 @@ def restates_question(sentence: str, question: str, articles: str) -> bool:
     return sum(g in asked for g in grams) / len(grams) >= RESTATE_SHARE and len(from_articles) <= 1
 
 
+# 「因为公司没有依法为劳动者缴纳社会保险费。」: a reason that says what the other side did, in an article's words
+_FACT_REASON = re.compile(r"^(?:因为|由于)((?:你的|您的|该)?(?:公司|单位|用人单位|老板|商家|经营者|平台|对方|他们)[^，。；]*)")
+_MODAL_WORD = re.compile(r"应当|不得|可以|有权|必须|须|无权|不能|能够|需要|无需|禁止")
+UNTOLD_QUESTION_SHARE = 0.25  # at most this share of the reason's bigrams in the question …
+UNTOLD_ARTICLE_SHARE = 0.6  # … and at least this share in the articles: an article's case told as the user's
+
+
+def tells_an_untold_fact(sentence: str, question: str, flat_sources: str) -> bool:
+    """The sentence gives as the reason something the other side did that the question never tells, in the words of
+    an article's case (「因为公司没有依法为劳动者缴纳社会保险费。」 to a 违约金 taken from the last wage; 「因为公司停止提供
+    产品或服务…」 to an employee who left): the 1.5B copies the deciding item's case into the user's facts."""
+    m = _FACT_REASON.match(sentence.strip())
+    if not m or _MODAL_WORD.search(m.group(1)) or not question:
+        return False
+    grams = claim_bigrams(m.group(1))
+    if len(grams) < 4:
+        return False
+    asked = hanzi_bigrams(question)
+    return sum(g in asked for g in grams) / len(grams) <= UNTOLD_QUESTION_SHARE and \
+        sum(g in flat_sources for g in grams) / len(grams) >= UNTOLD_ARTICLE_SHARE
+
+
 def own_words(sentence: str, question: str) -> str:
     """The sentence without the runs of it copied from the question (「因为公司规定每天必须加班到晚上10点」 is the user's
     必须, not the sentence's): what the sentence itself says."""
@@ -248,4 +270,6 @@ def judge_sentence(sentence: str, sources: str, label: str | None, d: float | No
         return Verdict(False, p, "与结论相反")
     if swaps_the_actor(sentence, sources) or swaps_the_user(sentence):
         return Verdict(False, p, "主体与条文不符")
+    if tells_an_untold_fact(sentence, question, flat):
+        return Verdict(False, p, "说了问题里没有的事实")
     return Verdict(p >= model.threshold, p, "" if p >= model.threshold else "无法由条文核实")

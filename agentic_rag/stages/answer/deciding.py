@@ -166,16 +166,20 @@ def _items_elsewhere_lose(pool: list[tuple[Article, Clause]], sims: list[float])
         scored.sort(reverse=True)
         if len(scored) == 1 or scored[0][0] - scored[1][0] >= EXCEPTED_ITEM_MARGIN:
             nearest[key] = scored[0][1]
-    out = []
-    for (a, c), s in zip(pool, sims):
-        item = nearest.get(a.id, 0)
-        span = _ITEM_RANGE.search(c.text)
-        covered = span and cn_to_int(span.group(1)) <= item <= cn_to_int(span.group(2) or span.group(1))
-        listed = [cn_to_int(n) for m in _ITEM_RANGE.finditer(a.text) for n in m.groups() if n]
-        elsewhere = (span and not covered) or (_OTHER_ITEMS.search(c.text) and listed and
-                                                 min(listed) <= item <= max(listed))
-        out.append(s - 1.0 if item and elsewhere else s)
-    return out
+    # the items some clause of the article is for, once per article
+    listed = {a.id: [cn_to_int(n) for m in _ITEM_RANGE.finditer(a.text) for n in m.groups() if n]
+              for a in {a.id: a for a, _ in pool}.values() if a.id in nearest}
+    return [s - 1.0 if a.id in nearest and _for_other_items(c.text, nearest[a.id], listed[a.id]) else s
+            for (a, c), s in zip(pool, sims)]
+
+
+def _for_other_items(text: str, item: int, listed: list[int]) -> bool:
+    """The clause is for items of the list other than `item`: a range that leaves it out, or 「其他事项」 where a
+    range of the article holds it."""
+    span = _ITEM_RANGE.search(text)
+    if span and not cn_to_int(span.group(1)) <= item <= cn_to_int(span.group(2) or span.group(1)):
+        return True
+    return bool(_OTHER_ITEMS.search(text)) and bool(listed) and min(listed) <= item <= max(listed)
 
 
 def asks_a_list(question: str) -> bool:

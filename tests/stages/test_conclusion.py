@@ -982,6 +982,16 @@ def test_items_of_a_list_quoted_whole_are_not_listed_again_as_conditions():
     assert shown.count("利用个人信息进行自动化决策") == 1 and "（五）" in shown
 
 
+def test_keeping_told_before_asking_whether_it_is_lawful_is_not_allowed():
+    purpose = by_text("有下列情形之一的，个人信息处理者应当主动删除个人信息；个人信息处理者未删除的，个人有权请求删除："
+                      "（一）处理目的已实现、无法实现或者为实现处理目的不再必要；（二）个人信息处理者停止提供产品或者服务，"
+                      "或者保存期限已届满；", "（一）")
+    # it was 「可以。」 (a tryout's opposite): the individual's right to ask read as a ground the platform keeps on
+    assert decide("处理目的都实现了，它还不删我的信息，这样合法吗？", purpose).label == "不可以"
+    # the other side's reason told before the ask decides, not the keeping (held-out fresh-pipl-110 stays)
+    assert decide("它说技术上没法单独删，只能保证不再使用、加密存着。这种说法站得住吗？", purpose).label == "可以"
+
+
 def test_keeping_what_must_be_deleted_refusing_a_duty_and_more_than_allowed_are_not_allowed():
     account = by_text("有下列情形之一的，个人信息处理者应当主动删除个人信息；个人信息处理者未删除的，个人有权请求删除："
                       "（一）处理目的已实现；（二）个人信息处理者停止提供产品或者服务，或者保存期限已届满；（三）个人撤回同意；", "（二）")

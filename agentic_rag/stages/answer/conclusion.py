@@ -394,7 +394,7 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "不可以"
     if mod == "permit" and not clause.lead and agreement_permitted(question, clause):
         return "可以"  # 「约好以后借的钱不超过50万都用这块表担保，这样约定行吗」 against 「出质人与质权人可以协议设立最高额质权」
-    if keeps_what_must_go(asking, clause, mod):
+    if keeps_what_must_go(kept_asked(question), clause, mod):
         return "不可以"  # 「我注销了账号，平台还能留着我的信息吗」 against 「…应当主动删除个人信息；…有权请求删除：」
     if mod == "permit" and clause.lead and _CONDUCT.search(asking) and _ASKER_SIDE.match(grantee(clause.full)) \
             and not lead_duty(clause):
@@ -470,6 +470,16 @@ def _introduction(clause: Clause) -> str:
     """The sentence of a list item up to its first item: the list's whole introduction (`Clause.lead` keeps only its
     last part, 「个人信息处理者未删除的，个人有权请求删除：」)."""
     return clause.sentence.split("（", 1)[0]
+
+
+def kept_asked(question: str) -> str:
+    """Where keeping is asked about: the asking clause (「平台还能留着吗」), or, asked whether it is lawful (「…它还不删，
+    这样合法吗？」), the told keeping — unless the other side gave a reason (「它说…技术上没法单独删」), whose hold
+    decides."""
+    asking, told = final_clause(question), told_facts(question)
+    if _CONDUCT.search(asking) and not _KEEP_ASKED.search(asking) and not _REASON_GIVEN.search(told):
+        return re.split(r"[，,。；;！!]", told.rstrip("，,。；;！! "))[-1]
+    return asking
 
 
 def keeps_what_must_go(asking: str, clause: Clause, mod: str) -> bool:
@@ -785,6 +795,7 @@ _APPROVAL = re.compile(r"批准|同意|允许")
 _OTHERS_APPROVAL = re.compile(r"(公司|单位|老板|领导|商家|平台|店|房东|物业|银行|卖家|对方|他们)[^，。？]{0,4}(批准|同意|允许|点头|签字)")
 # Keeping asked about (还能留着吗, 能一直保存吗) against a duty to delete.
 _KEEP_ASKED = re.compile(r"留着|保留|留存|保存|存着|不删")
+_REASON_GIVEN = re.compile(r"(说|称|表示|回复|答复|解释|理由)")
 _DELETE_DUTY = re.compile(r"应当[^。；]{0,8}(删除|销毁)")
 # The duty is to let the asker refuse (「…应当…向个人提供便捷的拒绝方式」): refusing is what it gives, not an evasion.
 _REFUSAL_GIVEN = re.compile(r"拒绝(的)?方式|有权拒绝|可以拒绝")

@@ -121,3 +121,13 @@ def test_topic_words_match_whole_words_not_across_them():
     assert topics("能七天无理由退货吗", PIPL).outside == ["消费维权"]  # a phrase of several tokens
     # a topic word is a word for the router's segmenter (jieba alone cuts 快递单上 as 快递|单上)
     assert topics("网店把快递单上的名字电话卖给了骗子，能找店家赔吗？", PIPL).in_kb == ["个人信息"]
+
+
+def test_an_intellectual_property_complaint_against_an_online_shop_stays_in_the_e_commerce_law():
+    """电子商务法 第四十二条至第四十五条 govern a takedown on a platform whatever right the complaint invokes; 著作权 alone
+    sent 「…平台直接把我的商品下架了…平台多久能给我恢复？」 away before any retrieval (a tryout's question)."""
+    kb = ["中华人民共和国电子商务法", "中华人民共和国民法典"]
+    question = "我在网上开店卖自己设计的手机壳，有人投诉说图案侵犯他的著作权，平台直接把我的商品下架了。平台多久能给我恢复？"
+    assert topics(question, kb).in_kb == ["网购电商"]
+    assert decide(question, 0.33, kb, 0.22).kind == "kb"
+    assert decide("我写的网络小说被别的网站整本盗版了，能告他们侵犯著作权吗？", 0.33, kb, 0.22).kind == "out_of_kb"

@@ -1278,3 +1278,43 @@ def test_a_reason_that_tells_what_the_other_side_did_which_the_question_never_to
     rule = judge_sentence("因为用人单位应当依法为劳动者缴纳社会保险费。", article + "用人单位应当依法为劳动者缴纳社会保险费。",
                           "不可以", question=question)
     assert rule.why != "说了问题里没有的事实"  # a rule stated, not a fact of the case
+
+
+def test_a_reduced_liability_is_not_owed_in_full_and_a_burden_on_the_business_is_not_the_askers():
+    ride = clauses("非营运机动车发生交通事故造成无偿搭乘人损害，属于该机动车一方责任的，应当减轻其赔偿责任，"
+                   "但是机动车使用人有故意或者重大过失的除外。")[0]
+    # it was 「需要。」 (a tryout's opposite): a duty to reduce the liability read as the duty to pay all of it
+    assert decide("我免费捎同事回家，路上追尾了，同事受伤花了3万医药费，交警认定我全责。这3万我得全赔吗？", ride).label == "不需要"
+    proof = clauses("经营者提供的机动车、计算机、电视机、电冰箱、空调器、洗衣机等耐用商品或者装饰装修等服务，消费者自接受商品"
+                    "或者服务之日起六个月内发现瑕疵，发生争议的，由经营者承担有关瑕疵的举证责任。")[0]
+    # it was 「视情况。」: whether the asker is the party that bears the burden is told by who asks — a consumer
+    assert decide("洗衣机用了5个月开始漏水，商家说是我操作不当弄坏的，要我拿出证据。我得自己举证吗？", proof).label == "不需要"
+    assert decide("我们店卖的洗衣机用了5个月漏水，顾客说是质量问题，我得举证吗？", proof).label != "不需要"
+    thief = clauses("因盗窃、抢劫或者抢夺的机动车发生交通事故造成损害的，由盗窃人、抢劫人或者抢夺人承担赔偿责任。")[0]
+    assert decide("我的车被偷了，小偷开着撞了人，我得赔吗？", thief).label == "视情况"  # unchanged: a party anyone may be
+
+
+def test_a_duty_whose_object_the_question_says_is_missing_is_breached():
+    ads = clauses("对于竞价排名的商品或者服务，应当显著标明“广告”。")[0]
+    # it was 「视情况。取决于…是否显著标明“广告”」 although the question says it is not marked
+    assert decide("排在最前面的都是竞价排名，页面上一点“广告”字样都没有，平台这样合法吗？", ads).label == "不可以"
+    assert decide("排在最前面的都是竞价排名，平台这样合法吗？", ads).label == "视情况"
+
+
+def test_an_age_the_asker_has_not_reached_decides_a_list_of_requirements():
+    from agentic_rag.stages.answer.deciding import deciding_clause
+
+    text = ("收养人应当同时具备下列条件：（一）无子女或者只有一名子女；（二）有抚养、教育和保护被收养人的能力；"
+            "（三）未患有在医学上认为不应当收养子女的疾病；（四）无不利于被收养人健康成长的违法犯罪记录；（五）年满三十周岁。")
+    art = statute(1098, text, "民法典")
+
+    def embed(question, texts):  # the illness item is the nearest, as the embedder ranks it
+        return [0.53 if "疾病" in t else 0.50 for t in texts]
+
+    young = "我今年28岁，没结过婚也没孩子，想去福利院收养一个3岁的小女孩，可以吗？"
+    best = deciding_clause(young, [art], embed)
+    assert "年满三十周岁" in best.clause.full and decide(young, best.clause).label == "不可以"  # it was 视情况
+    older = "我今年32岁，没结过婚也没孩子，想去福利院收养一个3岁的小女孩，可以吗？"
+    assert "疾病" in deciding_clause(older, [art], embed).clause.full
+    # the child's age is not the asker's
+    assert decide("想去福利院收养一个3岁的小女孩，可以吗？", by_text(text, "年满三十")).label != "不可以"

@@ -142,6 +142,7 @@ def is_topic(text: str) -> bool:
 # The rule for a duty that does not speak to the consent asked about (`unanswered_consent`): its 视情况 stands.
 CONSENT_UNANSWERED = "need/consent_unanswered"
 AGE_UNSTATED = "age"  # the rule's marker (「need/age/none」): the child's age, which the question does not give, decides
+AGE_UNMET = "age_unmet"  # … the asker's own age is below the age the clause requires (年满三十周岁)
 AGE_OVER = "age_over"  # … the age the question gives is at or above the rule's bracket: the rule is not its case
 
 
@@ -283,6 +284,8 @@ def decide(question: str, clause: Clause | None, common: frozenset[str] = DRAFTI
         return Decision(OPPOSITE.get(label, label), f"{kind}/exception/{mod}")
     if falls_short(question, clause):  # 失联三年 against 下落不明满四年: the rule's case is not the question's
         return Decision(OPPOSITE.get(label, label), f"{kind}/short/{mod}")
+    if kind != "need" and age_unmet(question, clause):  # 「我今年28岁…想收养…可以吗」 against 「（五）年满三十周岁」
+        return Decision("不可以", f"{kind}/{AGE_UNMET}/{mod}")
     age = age_case(question, clause)
     if age == AGE_OVER:  # 「十六岁孩子的信息算敏感信息吗」 against 不满十四周岁: not the rule's case
         return Decision(OPPOSITE.get(label, label), f"{kind}/{AGE_OVER}/{mod}")
@@ -321,6 +324,11 @@ def unanswered_consent(question: str, clause: Clause) -> bool:
 def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
     if mod == "prohibit" and _PAY_ASK.search(final_clause(question)) and forbids_charging(question, clause, common):
         return "不需要"  # 「这个违约金我真得交吗」 against 「不得…约定由劳动者承担违约金」: what may not be charged is not owed
+    if mod == "oblige" and _REDUCED.search(clause.full) and _IN_FULL.search(final_clause(question)):
+        return "不需要"  # 「这3万我得全赔吗」 against 「…应当减轻其赔偿责任」: reduced, so not in full
+    if mod == "oblige" and (party := _BORNE_BY.search(clause.full)) and _BUSINESS_ROLE.match(party.group(1)) and \
+            _ASKER_BURDEN.match(final_clause(question)) and not _BUSINESS_ASKER.search(question):
+        return "不需要"  # 「我得自己举证吗」 against 「…由经营者承担有关瑕疵的举证责任」: the asker is not that party
     if mod == "oblige" and (party := _BORNE_BY.search(clause.full)) and \
             not hanzi_bigrams(party.group(1)) & hanzi_bigrams(question):
         return "视情况"  # 「由盗窃人…承担赔偿责任」 asked 「我得赔吗」: whether the asker is that party decides
@@ -634,9 +642,11 @@ def skipped_duty(question: str, duty: str, common: frozenset[str] = DRAFTING) ->
 
 
 def negated_spans(question: str) -> list[set[str]]:
-    """The 2-grams of what each negation of the question negates, to the end of its clause."""
-    return [hanzi_bigrams(re.split(r"[，。？！；,?!;]", question[m.end():], maxsplit=1)[0])
-            for m in _NEGATED.finditer(question)]
+    """The 2-grams of what each negation of the question negates, to the end of its clause; or, where the negation
+    ends its clause (「页面上一点“广告”字样都没有」), what comes before it."""
+    after = [hanzi_bigrams(re.split(r"[，。？！；,?!;]", question[m.end():], maxsplit=1)[0])
+             for m in _NEGATED.finditer(question)]
+    return after + [hanzi_bigrams(m.group(1)) for m in _NEGATION_LAST.finditer(question)]
 
 
 def condition_denied(question: str, clause: Clause, common: frozenset[str] = DRAFTING) -> bool:
@@ -711,6 +721,19 @@ def age_case(question: str, clause: Clause) -> str | None:
     return AGE_UNSTATED if _CHILD.search(question) and not _UNDER_AGE.search(question) else None
 
 
+def age_unmet(question: str, clause: Clause) -> bool:
+    """The clause requires an age reached (年满三十周岁, 十八周岁以上) and the asker states a lower one of their own
+    (「我今年28岁」; not the age of someone they tell of, 「收养一个3岁的小女孩」)."""
+    limit, own = _REACHED_AGE.search(clause.full), _OWN_AGE.search(asked_part(question))
+    if not (limit and own):
+        return False
+    with contextlib.suppress(ValueError):
+        return cn_to_int(own.group(1)) < cn_to_int(limit.group(1) or limit.group(2))
+    return False
+
+
+_REACHED_AGE = re.compile(r"年满([一二三四五六七八九十\d]+)周岁|(?<![不未]满)([一二三四五六七八九十\d]+)周岁以上")
+_OWN_AGE = re.compile(r"(?:我|本人)(?:今年|已经|才|刚|现在)?满?([一二两三四五六七八九十]{1,3}|\d{1,2})\s*周?岁(?!以下|以内|之前)")
 # An age the question states (「15岁」, 「已经满十四岁」), not a limit it quotes (「不满十四岁的」, 「十四岁以下」)
 _AGE = re.compile(r"(?<![不未]满)(?<![不未一二两三四五六七八九十\d])([一二两三四五六七八九十]{1,3}|\d{1,2})\s*周?岁"
                   r"(?!以下|以内|之前)")
@@ -812,6 +835,7 @@ _OMISSION = re.compile(r"(没有?|未经?|不)(跟我|和我|向我)?(告诉|告
 # that basis holds decides. A 规定 the question itself tells of (集体合同…规定了工资) is no basis the other side cited.
 _NEGATION = r"(没有?|未|不)"
 _NEGATED = re.compile(rf"{_NEGATION}(?=[\u4e00-\u9fff])")
+_NEGATION_LAST = re.compile(r"([^，。？！；,?!;]{1,12}?)(都|也)没有?(?=[，。？！；,?!;]|$)")  # 一点X都没有, X也没
 _NEGATED_PART = re.compile(rf"{_NEGATION}[^，,；;。]*")  # a negation and the rest of its clause
 _CLAIMED_BASIS = re.compile(r"(说|称|表示|讲|回复|答复|告诉|解释)[^。？！?!]{0,20}(法规|法律|规定|依法)"
                             r"|法律规定|法规规定|有关规定|按规定|依法")
@@ -820,6 +844,9 @@ _CONDUCT = re.compile(r"这样|这么|合法|合规|违法|站得住")
 # A clause that puts a duty or a loss on a named party (由出卖人承担, 由盗窃人…承担赔偿责任).
 _BORNE_BY = re.compile(r"由([^，。；]{1,30}?)(承担|负担|赔偿)")
 SANCTIONED_ACT_BIGRAMS = 2  # 「扣我的身份证」 and 「扣押劳动者居民身份证」 share 身份, 份证
+_REDUCED = re.compile(r"减轻[^，。；]{0,4}(责任|赔偿)")
+_IN_FULL = re.compile(r"全(部|额)?(赔|承担|负责|出|掏)|赔全")
+_ASKER_BURDEN = re.compile(r"^(那|那么)?我(自己)?(还)?(得|要|需要|必须|该|应该)")  # 我得自己举证吗, 我要赔吗
 _WHO_BEARS = re.compile(r"谁(来)?(出|付|承担|负担|赔|掏|买单)")  # who bears a cost (「退货运费谁出？」)
 # A must-ask about paying or bearing something (我还得付吗, 这个违约金我真得交吗).
 _PAY_ASK = re.compile(r"交|付|赔|承担|缴|出钱")

@@ -1278,6 +1278,16 @@ def test_a_reason_that_tells_what_the_other_side_did_which_the_question_never_to
     rule = judge_sentence("因为用人单位应当依法为劳动者缴纳社会保险费。", article + "用人单位应当依法为劳动者缴纳社会保险费。",
                           "不可以", question=question)
     assert rule.why != "说了问题里没有的事实"  # a rule stated, not a fact of the case
+    # the statute's own name for the other side (个人信息处理者) tells the same untold fact (a tryout's 早教机构, which
+    # the question says keeps the data for 回访; nothing says it broke a law or an agreement)
+    pipl = "有下列情形之一的，个人信息处理者应当主动删除个人信息：（四）个人信息处理者违反法律、行政法规或者违反约定处理个人信息；"
+    asked = "孩子在早教机构报过试听课，后来没报班，他们说要留着做回访，我能要求他们删吗？"
+    assert judge_sentence("因为个人信息处理者违反了法律、行政法规或者违反约定处理个人信息。", pipl, "可以",
+                          question=asked).why == "说了问题里没有的事实"
+    # … but a rule quoted as the reason, whose condition names that side, states no fact (held-out fresh-pipl-106)
+    suit = "个人信息处理者违反本法规定处理个人信息，侵害众多个人的权益的，人民检察院、法律规定的消费者组织可以依法向人民法院提起诉讼。"
+    assert judge_sentence("因为" + suit, suit, "可以", question="消费者协会能不能出面替大家去法院告它？").why != \
+        "说了问题里没有的事实"
 
 
 def test_a_reduced_liability_is_not_owed_in_full_and_a_burden_on_the_business_is_not_the_askers():

@@ -388,51 +388,65 @@ def _permission(mod: str, clause: Clause, question: str, common: frozenset[str])
         return "不可以"  # 「同一家公司可以跟我约定两次试用期吗」 against 「…只能约定一次试用期」
     if mod == "exempt":
         return "视情况" if rebuttable(clause) else "可以"  # 「管理人能够证明已经采取足够安全措施…的，可以…不承担责任」
-    if mod == "permit" and _REFUSAL.search(asking):
+    if mod == "permit":
+        return _permitted(clause, question, asking, common)
+    return _not_permitted(mod, clause, question, asking, common)
+
+
+def _permitted(clause: Clause, question: str, asking: str, common: frozenset[str]) -> Label:
+    """Asked whether something may be done, against a clause that permits (可以, 有权): whose permission it is, and
+    whether the question's case meets it."""
+    if _REFUSAL.search(asking):
         return "视情况"  # 「我们能拒绝检查吗」 against 「部门可以实施现场检查」: the permission is the other side's
-    if mod == "permit" and precondition_skipped(question, clause):
+    if precondition_skipped(question, clause):
         return "不可以"  # 「车行也没催，就说要解除合同」 against 「…经催告后…仍未支付…的，出卖人可以…解除合同」
-    if mod == "permit" and clause.lead and (_CONDUCT.search(asking) or own_act(asking)) and \
+    if clause.lead and (_CONDUCT.search(asking) or own_act(asking)) and \
             not _CONSENT.search(clause.text) and skipped_duty(question, _NEGATED_PART.sub("", clause.text), common):
         # 「没培训也没调岗就辞退我，合法吗」 against 「…经过培训或者调整工作岗位，仍不能胜任工作的」: a step the ground
         # needs was not taken (what the item itself negates, 不能胜任, is the case, not a step); 「从没签过什么仲裁协议，
         # 我能直接去申请仲裁吗」 against 「根据与经营者达成的仲裁协议提请仲裁机构仲裁」: the asker's own way lacks it
         return "不可以"
-    if mod == "permit" and not clause.lead and condition_denied(question, clause, common):
+    if not clause.lead and condition_denied(question, clause, common):
         return "不可以"
-    if mod == "permit" and not clause.lead and agreement_permitted(question, clause):
+    if not clause.lead and agreement_permitted(question, clause):
         return "可以"  # 「约好以后借的钱不超过50万都用这块表担保，这样约定行吗」 against 「出质人与质权人可以协议设立最高额质权」
-    if keeps_what_must_go(kept_asked(question), clause, mod):
+    if keeps_what_must_go(kept_asked(question), clause, "permit"):
         return "不可以"  # 「我注销了账号，平台还能留着我的信息吗」 against 「…应当主动删除个人信息；…有权请求删除：」
-    if mod == "permit" and clause.lead and _CONDUCT.search(asking) and _ASKER_SIDE.match(grantee(clause.full)) \
+    if clause.lead and _CONDUCT.search(asking) and _ASKER_SIDE.match(grantee(clause.full)) \
             and not lead_duty(clause):
         # 「公司这么做合法吗」 against 「用人单位有下列情形之一的，劳动者可以解除劳动合同：（二）…」: a list of the other side's
         # wrongs that free the asker, not of grounds the other side acts on (not 第四十七条's, whose list is a duty's)
         return "不可以"
-    if mod == "permit" and clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
+    if clause.lead:  # an item of a list of lawful grounds matched, other than consent itself
         return "视情况" if _CONSENT.search(clause.text) or necessity_disputed(question, clause) else "可以"
-    if mod == "permit" and imposes_penalty(clause.text):
+    if imposes_penalty(clause.text):
         # a sanction answers 「监管局能罚它吗」 yes and 「这样合规吗」 no: what it sanctions is unlawful
         return "可以" if asks_penalty(question) and _MAY.search(asking) else "不可以" if _CONDUCT.search(asking) else "视情况"
-    if mod == "permit" and _CONDUCT.search(asking) and _ASKER_SIDE.match(grantee(clause.full)):
+    if _CONDUCT.search(asking) and _ASKER_SIDE.match(grantee(clause.full)):
         return "不可以"  # 「不买车险就不给提车，合法吗」 against 「消费者有权自主选择…」: what they did denies the asker's right
-    if mod == "permit" and granted_to_asked(asking, clause) and not _CONDUCT.search(asking) and \
+    if granted_to_asked(asking, clause) and not _CONDUCT.search(asking) and \
             not _OPEN_STANDARD.search(clause.text):
         # 「工会能找公司讨说法吗」 against 「…工会可以依法申请仲裁、提起诉讼」: the one asked about holds the power to
         # do the act named. Not 「物业能这样催费吗」: a power to 催告 says nothing of the conduct told (停水).
         return "可以"
-    if mod == "permit" and permitted_act_asked(question, clause, common) and not _OPEN_STANDARD.search(clause.text):
+    if permitted_act_asked(question, clause, common) and not _OPEN_STANDARD.search(clause.text):
         # 「…约谈，还让限期整改，他们有权这么做吗」 against 「有关主管部门…可以…约谈…整改」: the act asked about is the one
         # permitted, to the one the question names
         return "可以"
-    if mod == "permit" and own_act(asking) and others_permission(question, clause):
+    if own_act(asking) and others_permission(question, clause):
         return "视情况"  # 「公司拖欠工资三个月了」→「我能立刻辞职吗」 against 第四十条's 用人单位…可以解除: not the asker's
-    if mod == "permit" and own_act(asking):
+    if own_act(asking):
         # 「那我现在还能撤回吗」 against 「个人有权撤回其同意」: the asker's own act, granted — unless left to a
         # standard. Not 「这样合规吗」 about the other side's act.
         return "视情况" if _OPEN_STANDARD.search(clause.text) or not _GRANTS.search(clause.text) else "可以"
-    if mod == "permit":
-        return "视情况"
+    return "视情况"
+
+
+def _not_permitted(mod: str, clause: Clause, question: str, asking: str, common: frozenset[str]) -> Label:
+    """Asked whether something may be done, against a duty, a sanction or a clause that regulates nothing: what the
+    question tells the other side did against it."""
+    if keeps_what_must_go(kept_asked(question), clause, mod):
+        return "不可以"  # 「…它还不删，这样合法吗？」 against a duty 「…应当及时删除…」
     if mod == "oblige" and (duty_breached(question, clause, common) or evades(asking, clause)):
         return "不可以"  # the duty was not done, or the ask is whether it may be left undone (「他真可以不赔吗」)
     if mod == "oblige" and _CONDUCT.search(asking) and (departed(question, clause) or undone(question, clause)):

@@ -129,7 +129,8 @@ def restates_question(sentence: str, question: str, articles: str) -> bool:
 
 
 # 「因为公司没有依法为劳动者缴纳社会保险费。」: a reason that says what the other side did, in an article's words
-_FACT_REASON = re.compile(r"^(?:因为|由于)((?:你的|您的|该)?(?:公司|单位|用人单位|老板|商家|经营者|平台|对方|他们|(?:个人信息)?处理者|机构|网站|App|物业|房东|卖家|店家)[^，。；]*)")
+_OTHER_SIDE = r"公司|单位|用人单位|老板|商家|经营者|平台|对方|他们|(?:个人信息)?处理者|机构|网站|App|物业|房东|卖家|店家"
+_FACT_REASON = re.compile(rf"^(?:因为|由于)((?:你的|您的|该)?(?:{_OTHER_SIDE})[^，。；]*)")
 _MODAL_WORD = re.compile(r"应当|不得|可以|有权|必须|须|无权|不能|能够|需要|无需|禁止")
 UNTOLD_QUESTION_SHARE = 0.25  # at most this share of the reason's bigrams in the question …
 UNTOLD_ARTICLE_SHARE = 0.6  # … and at least this share in the articles: an article's case told as the user's

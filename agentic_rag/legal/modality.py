@@ -68,6 +68,8 @@ class Clause:
 
 _SEGMENT_END = re.compile(r"[，,；;：:]|$")
 _BREACH = ("违反", "有前款", "有上述")
+# A deeming after the condition (「…仍不能确定的，视为不定期合伙」): the condition's 不能 tells the case, the rule deems.
+_DEEMS = re.compile(r"[^，。；]{0,6}视为")
 
 
 def modality(text: str) -> Modality:
@@ -87,7 +89,8 @@ def modality(text: str) -> Modality:
                 and not text.startswith(_BREACH, segment_end + 1) and not re.search(r"的[，,]", text[:end])
             segment_end = following if closes else -1
         return name in ("prohibit", "exempt") and segment_end >= 0 and \
-            any(other in ("permit", "oblige") and at > segment_end for at, _, other in hits)
+            (any(other in ("permit", "oblige") and at > segment_end for at, _, other in hits) or
+             _DEEMS.match(text, segment_end + 1) is not None)
     kept = {name for _, end, name in hits if not describes(end, name)}
     return next((name for name, _ in _MODALITIES if name in kept), "none")
 

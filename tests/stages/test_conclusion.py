@@ -69,7 +69,10 @@ def test_clauses_read_list_items_with_their_introduction_and_keep_the_sentence_f
     ("自权利受到损害之日起超过二十年的，人民法院不予保护，有特殊情况的，人民法院可以决定延长", "exempt"),
     # a liability not released, and a claim no limitation period bars
     ("当事人迟延履行后发生不可抗力的，不免除其违约责任", "oblige"), ("赔礼道歉请求权，不适用诉讼时效的规定", "permit"),
-    ("不适用有关诉讼时效中止、中断和延长的规定", "exempt")])
+    ("不适用有关诉讼时效中止、中断和延长的规定", "exempt"),
+    # a condition's 不能 before a deeming (stop 59: 「合伙开店没约定多久…能散伙吗？」 was 不可以 from this clause)
+    ("合伙人对合伙期限没有约定或者约定不明确，依据本法第五百一十条的规定仍不能确定的，视为不定期合伙", "none"),
+    ("当事人对保管费没有约定或者约定不明确，依据本法第五百一十条的规定仍不能确定的，视为无偿保管", "none")])
 def test_modality_of_a_sentence(text, expected):
     assert modality(text) == expected
 

@@ -68,8 +68,9 @@ class Clause:
 
 _SEGMENT_END = re.compile(r"[，,；;：:]|$")
 _BREACH = ("违反", "有前款", "有上述")
-# A deeming after the condition (「…仍不能确定的，视为不定期合伙」): the condition's 不能 tells the case, the rule deems.
-_DEEMS = re.compile(r"[^，。；]{0,6}视为")
+# A deeming or a classing after the condition (「…仍不能确定的，视为不定期合伙」, 「…不能及时到达要约人的，为新要约」,
+# 「…该利益属于委托人」): the condition's 不能 tells the case; the rule deems or classes it.
+_DEEMS = re.compile(r"[^，。；]{0,6}(视为|为|属于)")
 
 
 def modality(text: str) -> Modality:

@@ -72,7 +72,10 @@ def test_clauses_read_list_items_with_their_introduction_and_keep_the_sentence_f
     ("不适用有关诉讼时效中止、中断和延长的规定", "exempt"),
     # a condition's 不能 before a deeming (stop 59: 「合伙开店没约定多久…能散伙吗？」 was 不可以 from this clause)
     ("合伙人对合伙期限没有约定或者约定不明确，依据本法第五百一十条的规定仍不能确定的，视为不定期合伙", "none"),
-    ("当事人对保管费没有约定或者约定不明确，依据本法第五百一十条的规定仍不能确定的，视为无偿保管", "none")])
+    ("当事人对保管费没有约定或者约定不明确，依据本法第五百一十条的规定仍不能确定的，视为无偿保管", "none"),
+    # … or before what the case is (为新要约, 属于委托人): 「卖家必须按原价卖给我吗」 was 需要 from 第四百八十六条
+    ("受要约人超过承诺期限发出承诺，或者在承诺期限内发出承诺，按照通常情形不能及时到达要约人的，为新要约", "none"),
+    ("没有约定或者约定不明确，依据本法第五百一十条的规定仍不能确定的，该利益属于委托人", "none")])
 def test_modality_of_a_sentence(text, expected):
     assert modality(text) == expected
 

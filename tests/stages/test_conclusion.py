@@ -1301,6 +1301,10 @@ def test_a_reduced_liability_is_not_owed_in_full_and_a_burden_on_the_business_is
                    "但是机动车使用人有故意或者重大过失的除外。")[0]
     # it was 「需要。」 (a tryout's opposite): a duty to reduce the liability read as the duty to pay all of it
     assert decide("我免费捎同事回家，路上追尾了，同事受伤花了3万医药费，交警认定我全责。这3万我得全赔吗？", ride).label == "不需要"
+    shares = clauses("二人以上分别实施侵权行为造成同一损害，能够确定责任大小的，各自承担相应的责任；")[0]
+    # it was 「可以。」 (lab-305, the opposite): each owes its share, so the smaller one cannot be made to pay it all
+    assert decide("一家占七成责任一家占三成，我能要求只占三成的那家把损失全赔了吗？", shares).label == "不可以"
+    assert decide("一家占七成责任一家占三成，我能要求占七成的那家赔吗？", shares).label == "可以"
     proof = clauses("经营者提供的机动车、计算机、电视机、电冰箱、空调器、洗衣机等耐用商品或者装饰装修等服务，消费者自接受商品"
                     "或者服务之日起六个月内发现瑕疵，发生争议的，由经营者承担有关瑕疵的举证责任。")[0]
     # it was 「视情况。」: whether the asker is the party that bears the burden is told by who asks — a consumer

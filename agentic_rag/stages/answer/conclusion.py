@@ -324,7 +324,7 @@ def unanswered_consent(question: str, clause: Clause) -> bool:
 def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
     if mod == "prohibit" and _PAY_ASK.search(final_clause(question)) and forbids_charging(question, clause, common):
         return "不需要"  # 「这个违约金我真得交吗」 against 「不得…约定由劳动者承担违约金」: what may not be charged is not owed
-    if mod == "oblige" and _REDUCED.search(clause.full) and _IN_FULL.search(final_clause(question)):
+    if mod == "oblige" and owed_in_part(question, clause):
         return "不需要"  # 「这3万我得全赔吗」 against 「…应当减轻其赔偿责任」: reduced, so not in full
     if mod == "oblige" and (party := _BORNE_BY.search(clause.full)) and _BUSINESS_ROLE.match(party.group(1)) and \
             _ASKER_BURDEN.match(final_clause(question)) and not _BUSINESS_ASKER.search(question):
@@ -351,6 +351,8 @@ def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> La
 
 
 def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> Label:
+    if mod == "oblige" and owed_in_part(question, clause):
+        return "不可以"  # 「能要求只占三成的那家全赔吗」 against 「…各自承担相应的责任」: each owes its share, not all
     if mod == "oblige" and evades(final_clause(question), clause):
         return "不可以"  # 「监管局来调交易数据，我能拒绝不给吗」 against 「…应当提供」: a duty is not the holder's to refuse
     if mod == "permit" and not clause.lead and _OPEN_STANDARD.search(clause.text):
@@ -364,6 +366,12 @@ def _right(mod: str, clause: Clause, question: str, common: frozenset[str]) -> L
     if mod == "prohibit" and refuses_what_is_forbidden(question, clause):
         return "可以"  # 「公司规定必须加班…我能拒绝吗」 against 「用人单位…不得强迫…劳动者加班」
     return {"prohibit": "不可以", "exempt": "不可以"}.get(mod, "视情况")
+
+
+def owed_in_part(question: str, clause: Clause) -> bool:
+    """The asking clause asks about all of a liability (全赔, 全部承担) that the clause reduces (减轻其赔偿责任) or
+    apportions (各自承担相应的责任, 按份)."""
+    return bool(_IN_PART.search(clause.full)) and bool(_IN_FULL.search(final_clause(question)))
 
 
 def refuses_what_is_forbidden(question: str, clause: Clause) -> bool:
@@ -858,7 +866,7 @@ _CONDUCT = re.compile(r"这样|这么|合法|合规|违法|站得住")
 # A clause that puts a duty or a loss on a named party (由出卖人承担, 由盗窃人…承担赔偿责任).
 _BORNE_BY = re.compile(r"由([^，。；]{1,30}?)(承担|负担|赔偿)")
 SANCTIONED_ACT_BIGRAMS = 2  # 「扣我的身份证」 and 「扣押劳动者居民身份证」 share 身份, 份证
-_REDUCED = re.compile(r"减轻[^，。；]{0,4}(责任|赔偿)")
+_IN_PART = re.compile(r"减轻[^，。；]{0,4}(责任|赔偿)|相应的(赔偿|补充)?责任|按(照)?份|按照各自")
 _IN_FULL = re.compile(r"全(部|额)?(赔|承担|负责|出|掏)|赔全")
 _ASKER_BURDEN = re.compile(r"^(那|那么)?我(自己)?(还)?(得|要|需要|必须|该|应该)")  # 我得自己举证吗, 我要赔吗
 _WHO_BEARS = re.compile(r"谁(来)?(出|付|承担|负担|赔|掏|买单)")  # who bears a cost (「退货运费谁出？」)

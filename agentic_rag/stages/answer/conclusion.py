@@ -326,12 +326,12 @@ def _need(mod: str, clause: Clause, question: str, common: frozenset[str]) -> La
         return "不需要"  # 「这个违约金我真得交吗」 against 「不得…约定由劳动者承担违约金」: what may not be charged is not owed
     if mod == "oblige" and owed_in_part(question, clause):
         return "不需要"  # 「这3万我得全赔吗」 against 「…应当减轻其赔偿责任」: reduced, so not in full
-    if mod == "oblige" and (party := _BORNE_BY.search(clause.full)) and _BUSINESS_ROLE.match(party.group(1)) and \
-            _ASKER_BURDEN.match(final_clause(question)) and not _BUSINESS_ASKER.search(question):
-        return "不需要"  # 「我得自己举证吗」 against 「…由经营者承担有关瑕疵的举证责任」: the asker is not that party
-    if mod == "oblige" and (party := _BORNE_BY.search(clause.full)) and \
-            not hanzi_bigrams(party.group(1)) & hanzi_bigrams(question):
-        return "视情况"  # 「由盗窃人…承担赔偿责任」 asked 「我得赔吗」: whether the asker is that party decides
+    if mod == "oblige" and (party := _BORNE_BY.search(clause.full)):
+        if _BUSINESS_ROLE.match(party.group(1)) and _ASKER_BURDEN.match(final_clause(question)) and \
+                not _BUSINESS_ASKER.search(question):
+            return "不需要"  # 「我得自己举证吗」 against 「…由经营者承担有关瑕疵的举证责任」: the asker is not that party
+        if not hanzi_bigrams(party.group(1)) & hanzi_bigrams(question):
+            return "视情况"  # 「由盗窃人…承担赔偿责任」 asked 「我得赔吗」: whether the asker is that party decides
     if mod == "permit" and lead_duty(clause):
         return "需要"
     if mod == "permit" and approval_asked(question) and _ASKER_SIDE.match(grantee(clause.full)) and \
@@ -755,10 +755,11 @@ def age_unmet(question: str, clause: Clause) -> bool:
 
 
 _REACHED_AGE = re.compile(r"年满([一二三四五六七八九十\d]+)周岁|(?<![不未]满)([一二三四五六七八九十\d]+)周岁以上")
-_OWN_AGE = re.compile(r"(?:我|本人)(?:今年|已经|才|刚|现在)?满?([一二两三四五六七八九十]{1,3}|\d{1,2})\s*周?岁(?!以下|以内|之前)")
+# An age as a question states it (「15岁」, 「十四周岁」), not a limit (「十四岁以下」)
+_AGE_STATED = r"([一二两三四五六七八九十]{1,3}|\d{1,2})\s*周?岁(?!以下|以内|之前)"
+_OWN_AGE = re.compile(rf"(?:我|本人)(?:今年|已经|才|刚|现在)?满?{_AGE_STATED}")
 # An age the question states (「15岁」, 「已经满十四岁」), not a limit it quotes (「不满十四岁的」, 「十四岁以下」)
-_AGE = re.compile(r"(?<![不未]满)(?<![不未一二两三四五六七八九十\d])([一二两三四五六七八九十]{1,3}|\d{1,2})\s*周?岁"
-                  r"(?!以下|以内|之前)")
+_AGE = re.compile(rf"(?<![不未]满)(?<![不未一二两三四五六七八九十\d]){_AGE_STATED}")
 
 
 def _stated_age(question: str) -> int | None:
@@ -840,7 +841,8 @@ _APPROVAL = re.compile(r"批准|同意|允许")
 _OTHERS_APPROVAL = re.compile(r"(公司|单位|老板|领导|商家|平台|店|房东|物业|银行|卖家|对方|他们)[^，。？]{0,4}(批准|同意|允许|点头|签字)")
 # Keeping asked about (还能留着吗, 能一直保存吗) against a duty to delete.
 _KEEP_ASKED = re.compile(r"留着|保留|留存|保存|存着|不删")
-_REASON_GIVEN = re.compile(r"(说|称|表示|回复|答复|解释|理由)")
+_SAID = r"说|称|表示|回复|答复|解释"  # the other side said (a reason, a legal basis)
+_REASON_GIVEN = re.compile(rf"({_SAID}|理由)")
 _DELETE_DUTY = re.compile(r"应当[^。；]{0,8}(删除|销毁)")
 # The duty is to let the asker refuse (「…应当…向个人提供便捷的拒绝方式」): refusing is what it gives, not an evasion.
 _REFUSAL_GIVEN = re.compile(r"拒绝(的)?方式|有权拒绝|可以拒绝")
@@ -859,7 +861,7 @@ _NEGATION = r"(没有?|未|不)"
 _NEGATED = re.compile(rf"{_NEGATION}(?=[\u4e00-\u9fff])")
 _NEGATION_LAST = re.compile(r"([^，。？！；,?!;]{1,12}?)(都|也)没有?(?=[，。？！；,?!;]|$)")  # 一点X都没有, X也没
 _NEGATED_PART = re.compile(rf"{_NEGATION}[^，,；;。]*")  # a negation and the rest of its clause
-_CLAIMED_BASIS = re.compile(r"(说|称|表示|讲|回复|答复|告诉|解释)[^。？！?!]{0,20}(法规|法律|规定|依法)"
+_CLAIMED_BASIS = re.compile(rf"({_SAID}|讲|告诉)[^。？！?!]{{0,20}}(法规|法律|规定|依法)"
                             r"|法律规定|法规规定|有关规定|按规定|依法")
 # The asking clause asks whether what someone did is lawful (这样合法吗, 能这样吗), not whether someone may do a named act.
 _CONDUCT = re.compile(r"这样|这么|合法|合规|违法|站得住")

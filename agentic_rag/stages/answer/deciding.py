@@ -119,8 +119,9 @@ def deciding_clause(question: str, articles: Sequence[Article], embed: Embed | N
             ranked.sort(key=lambda r: yields(r.clause, kind))
     if QUANTITY_ASK.search(final_clause(question)):
         ranked.sort(key=lambda r: (not QUANTITY.search(r.clause.full), special_case(question, r.clause)))
-    if any(age_unmet(question, r.clause) for r in ranked):  # the item the asker's own age fails decides
-        ranked.sort(key=lambda r: not age_unmet(question, r.clause))
+    unmet = [age_unmet(question, r.clause) for r in ranked]
+    if any(unmet):  # the item the asker's own age fails decides
+        ranked = [r for _, r in sorted(zip(unmet, ranked), key=lambda p: not p[0])]
     fits = [bracket_fit(question, r.clause) for r in ranked]
     if True in fits:  # the bracket of time the question tells (「我的合同是两年的」 → 一年以上不满三年的) decides
         ranked = [r for _, r in sorted(zip(fits, ranked), key=lambda p: {True: 0, None: 1, False: 2}[p[0]])]
